@@ -1,0 +1,99 @@
+// spawn and wait_all: create tasks and wait for them.
+//
+//   hytask::runtime rt(argc, argv);
+//   double a[N], b[N];
+//   hytask::spawn([&] { produce(a); }, hytask::out(a, N));
+//   hytask::spawn({.priority = 1, .name = "consume"}, [&] { consume(a, b); },
+//                 hytask::in(a, N), hytask::out(b, N));
+//   hytask::wait_all();
+//
+// A task is a callable run once on a worker, on its own fiber: it may suspend (yield, wait
+// for its children, wait for an event or — with the MPI layer — for a message) and its
+// worker runs other tasks meanwhile. Captured state must outlive the task: capture by value
+// what changes, like loop indices.
+//
+// A task completes when its body has returned and all the tasks it spawned have completed;
+// only then are the tasks that depend on it released.
+//
+// Throttling: when more than HYTASK_MAX_TASKS tasks are in flight, spawn runs ready tasks
+// (or lets the calling task yield) instead of creating more, so memory stays bounded.
+#pragma once
+
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include "hytask/core/access.hpp"
+#include "hytask/core/detail/task.hpp"
+#include "hytask/core/task_options.hpp"
+
+namespace hytask {
+
+namespace detail {
+
+// Allocates a task whose parent is the calling task (or main's root). Throws
+// hytask::usage_error when there is no runtime or the caller is not main or a task.
+task* new_task(int priority, std::string_view name);
+task* new_task();
+// Makes a task with no accesses ready.
+void submit(task* t);
+
+// Registers the accesses of one task being spawned, then submits it.
+class spawn_context {
+ public:
+  explicit spawn_context(task* t);
+  spawn_context(const spawn_context&) = delete;
+  spawn_context& operator=(const spawn_context&) = delete;
+
+  void region(const void* addr, std::size_t bytes, access_mode mode);
+  // The task being spawned; external dependencies (events, MPI requests) add themselves with
+  // add_external() and later call release_external(target()).
+  task* target() const { return task_; }
+  void add_external() { ++external_; }
+  void submit();
+
+ private:
+  task* task_;
+  task* parent_;
+  int edges_ = 0;     // predecessors found among siblings
+  int external_ = 0;  // external dependencies registered
+};
+
+// Releases one external dependency of t; makes t ready when it was the last one.
+void release_external(task* t);
+
+}  // namespace detail
+
+template <class F, access... A>
+void spawn(const task_options& opts, F&& f, const A&... accesses) {
+  detail::task* t = detail::new_task(opts.priority, opts.name);
+  detail::emplace_callable(t, std::forward<F>(f));
+  if constexpr (sizeof...(A) == 0) {
+    detail::submit(t);
+  } else {
+    detail::spawn_context ctx(t);
+    (accesses.apply(ctx), ...);
+    ctx.submit();
+  }
+}
+
+template <class F, access... A>
+  requires(!std::is_same_v<std::decay_t<F>, task_options>)
+void spawn(F&& f, const A&... accesses) {
+  detail::task* t = detail::new_task();
+  detail::emplace_callable(t, std::forward<F>(f));
+  if constexpr (sizeof...(A) == 0) {
+    detail::submit(t);
+  } else {
+    detail::spawn_context ctx(t);
+    (accesses.apply(ctx), ...);
+    ctx.submit();
+  }
+}
+
+// Waits until every task spawned by the calling task (or, from main, by main) has
+// completed, then rethrows the first exception one of them threw. A task suspends here;
+// main runs ready tasks while it waits.
+void wait_all();
+
+}  // namespace hytask

@@ -1,0 +1,32 @@
+// this_task: what the calling task can ask about, and do to, itself.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace hytask {
+
+namespace this_task {
+
+// Lets other ready tasks run. A task is suspended and resumed after the ready work its
+// worker can find; from main (outside any task) one ready task is run, if there is one.
+void yield();
+
+// True when called from inside a task body.
+bool inside_task();
+
+// The name given at spawn ("" when none, or outside a task).
+std::string_view name();
+
+// A number unique to the task within this runtime (0 outside a task).
+std::uint64_t id();
+
+}  // namespace this_task
+
+// Index of the calling worker thread, in [0, worker_count()); main is worker 0.
+// Returns -1 on threads that are not workers. A task may move to another worker after
+// it suspends.
+int worker_index();
+unsigned worker_count();
+
+}  // namespace hytask

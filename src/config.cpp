@@ -1,0 +1,251 @@
+// Every knob in one table: its variable, what it accepts, its default, how it is parsed and
+// shown. settings::resolve and describe_knobs (hytask-info) both read this table, so a knob
+// added here is documented and validated everywhere at once.
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <functional>
+#include <limits>
+#include <string>
+
+#include "core/topology.hpp"
+#include "hytask/config.hpp"
+
+namespace hytask {
+namespace {
+
+std::string trim(const std::string& s) {
+  std::size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return s.substr(b, e - b);
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::optional<std::uint64_t> parse_uint(const std::string& text) {
+  std::string t = trim(text);
+  if (t.empty() || t.size() > 19) return std::nullopt;
+  std::uint64_t v = 0;
+  for (char c : t) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) return std::nullopt;
+    v = v * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  return v;
+}
+
+std::string show_size(std::size_t v) {
+  if (v % (1u << 30) == 0 && v >= (1u << 30)) return std::to_string(v >> 30) + "G";
+  if (v % (1u << 20) == 0 && v >= (1u << 20)) return std::to_string(v >> 20) + "M";
+  if (v % (1u << 10) == 0 && v >= (1u << 10)) return std::to_string(v >> 10) + "K";
+  return std::to_string(v);
+}
+
+constexpr std::size_t kib = 1024;
+
+struct knob {
+  const char* variable;
+  const char* field;    // hytask::config member
+  const char* allowed;  // what an error message and hytask-info say is accepted
+  const char* help;
+  std::function<void(settings&)> set_default;
+  // Parses text into settings; false when invalid.
+  std::function<bool(const std::string&, settings&)> parse;
+  // Applies the explicit config field if set: 1 applied, 0 unset, -1 invalid.
+  std::function<int(const config&, settings&, std::string& shown)> apply_explicit;
+  std::function<std::string(const settings&)> show;
+};
+
+template <class T, class Check>
+std::function<int(const config&, settings&, std::string&)> explicit_number(
+    std::optional<T> config::*field, T settings::*target, Check check) {
+  return [=](const config& c, settings& s, std::string& shown) {
+    if (!(c.*field)) return 0;
+    shown = std::to_string(*(c.*field));
+    if (!check(*(c.*field))) return -1;
+    s.*target = *(c.*field);
+    return 1;
+  };
+}
+
+const std::vector<knob>& knobs() {
+  static const std::vector<knob> table = {
+      {"HYTASK_THREADS", "threads", "'auto' or an integer from 1 to 4096",
+       "worker threads, main included (auto: one per core available to the process)",
+       [](settings& s) { s.threads = std::max(1u, core::topology::get().cores); },
+       [](const std::string& t, settings& s) {
+         if (lower(trim(t)) == "auto") {
+           s.threads = std::max(1u, core::topology::get().cores);
+           return true;
+         }
+         auto v = parse_uint(t);
+         if (!v || *v < 1 || *v > 4096) return false;
+         s.threads = static_cast<unsigned>(*v);
+         return true;
+       },
+       explicit_number<unsigned>(&config::threads, &settings::threads,
+                                 [](unsigned v) { return v >= 1 && v <= 4096; }),
+       [](const settings& s) { return std::to_string(s.threads); }},
+
+      {"HYTASK_MAX_TASKS", "max_tasks", "an integer from 16 to 1000000000",
+       "tasks in flight (created, not completed) before spawn runs tasks instead of creating more",
+       [](settings& s) { s.max_tasks = 16384; },
+       [](const std::string& t, settings& s) {
+         auto v = parse_uint(t);
+         if (!v || *v < 16 || *v > 1000000000) return false;
+         s.max_tasks = static_cast<std::size_t>(*v);
+         return true;
+       },
+       explicit_number<std::size_t>(&config::max_tasks, &settings::max_tasks,
+                                    [](std::size_t v) { return v >= 16 && v <= 1000000000; }),
+       [](const settings& s) { return std::to_string(s.max_tasks); }},
+
+      {"HYTASK_STACK_SIZE", "stack_size", "a size from 16K to 1G (bytes, or with a K, M or G suffix)",
+       "stack of each task fiber; only the pages a task touches use memory",
+       [](settings& s) { s.stack_size = 256 * kib; },
+       [](const std::string& t, settings& s) {
+         auto v = parse_size(t);
+         if (!v || *v < 16 * kib || *v > kib * kib * kib) return false;
+         s.stack_size = *v;
+         return true;
+       },
+       [](const config& c, settings& s, std::string& shown) {
+         if (!c.stack_size) return 0;
+         shown = std::to_string(*c.stack_size);
+         if (*c.stack_size < 16 * kib || *c.stack_size > kib * kib * kib) return -1;
+         s.stack_size = *c.stack_size;
+         return 1;
+       },
+       [](const settings& s) { return show_size(s.stack_size); }},
+
+      {"HYTASK_SPIN_US", "spin_us", "an integer from 0 to 1000000 (microseconds)",
+       "how long an idle worker spins looking for work before it sleeps",
+       [](settings& s) { s.spin_us = 50; },
+       [](const std::string& t, settings& s) {
+         auto v = parse_uint(t);
+         if (!v || *v > 1000000) return false;
+         s.spin_us = static_cast<unsigned>(*v);
+         return true;
+       },
+       explicit_number<unsigned>(&config::spin_us, &settings::spin_us,
+                                 [](unsigned v) { return v <= 1000000; }),
+       [](const settings& s) { return std::to_string(s.spin_us); }},
+
+      {"HYTASK_PIN", "pin", "'none' or 'cores'",
+       "pin worker i to the i-th core available to the process (cores), or let the OS place them",
+       [](settings& s) { s.pin = pin_policy::none; },
+       [](const std::string& t, settings& s) {
+         std::string v = lower(trim(t));
+         if (v == "none") s.pin = pin_policy::none;
+         else if (v == "cores") s.pin = pin_policy::cores;
+         else return false;
+         return true;
+       },
+       [](const config& c, settings& s, std::string& shown) {
+         if (!c.pin) return 0;
+         shown = *c.pin == pin_policy::cores ? "cores" : "none";
+         s.pin = *c.pin;
+         return 1;
+       },
+       [](const settings& s) { return std::string(s.pin == pin_policy::cores ? "cores" : "none"); }},
+
+      {"HYTASK_TRACE", "trace", "a file path, or empty for no trace",
+       "write a Chrome trace-event JSON timeline (open it in Perfetto) to this file",
+       [](settings& s) { s.trace.clear(); },
+       [](const std::string& t, settings& s) {
+         s.trace = trim(t);
+         return true;
+       },
+       [](const config& c, settings& s, std::string& shown) {
+         if (!c.trace) return 0;
+         shown = *c.trace;
+         s.trace = *c.trace;
+         return 1;
+       },
+       [](const settings& s) { return s.trace.empty() ? std::string("(off)") : s.trace; }},
+
+      {"HYTASK_TRACE_BUFFER", "trace_buffer", "an integer from 1024 to 100000000 (events)",
+       "events a thread buffers before appending them to the trace file",
+       [](settings& s) { s.trace_buffer = 65536; },
+       [](const std::string& t, settings& s) {
+         auto v = parse_uint(t);
+         if (!v || *v < 1024 || *v > 100000000) return false;
+         s.trace_buffer = static_cast<std::size_t>(*v);
+         return true;
+       },
+       explicit_number<std::size_t>(&config::trace_buffer, &settings::trace_buffer,
+                                    [](std::size_t v) { return v >= 1024 && v <= 100000000; }),
+       [](const settings& s) { return std::to_string(s.trace_buffer); }},
+  };
+  return table;
+}
+
+// Resolves every knob; fills `sources` when given.
+settings resolve_all(const config& c, std::vector<std::string>* sources) {
+  settings s;
+  for (const knob& k : knobs()) {
+    k.set_default(s);
+    std::string source = "default";
+    std::string shown;
+    int applied = k.apply_explicit(c, s, shown);
+    if (applied < 0)
+      throw config_error(std::string("hytask::config::") + k.field + " = " + shown +
+                         " is invalid: expected " + k.allowed + " (" + k.variable + ")");
+    if (applied > 0) {
+      source = "config";
+    } else if (const char* env = std::getenv(k.variable)) {
+      if (!k.parse(env, s))
+        throw config_error(std::string(k.variable) + "='" + env + "' is invalid: expected " +
+                           k.allowed + ". Fix or unset the variable.");
+      source = "environment";
+    }
+    if (sources) sources->push_back(source);
+  }
+  return s;
+}
+
+}  // namespace
+
+std::optional<std::size_t> parse_size(const std::string& text) {
+  std::string t = lower(trim(text));
+  if (t.empty()) return std::nullopt;
+  std::size_t digits = 0;
+  while (digits < t.size() && std::isdigit(static_cast<unsigned char>(t[digits]))) ++digits;
+  if (digits == 0 || digits > 15) return std::nullopt;
+  std::uint64_t v = std::stoull(t.substr(0, digits));
+  std::string suffix = t.substr(digits);
+  if (suffix.size() >= 2 && suffix.substr(suffix.size() - 2) == "ib")
+    suffix = suffix.substr(0, suffix.size() - 2);
+  else if (suffix.size() >= 1 && suffix.back() == 'b')
+    suffix.pop_back();
+  std::uint64_t mult = 1;
+  if (suffix == "k") mult = kib;
+  else if (suffix == "m") mult = kib * kib;
+  else if (suffix == "g") mult = kib * kib * kib;
+  else if (!suffix.empty()) return std::nullopt;
+  if (v > std::numeric_limits<std::size_t>::max() / mult) return std::nullopt;
+  return static_cast<std::size_t>(v * mult);
+}
+
+settings settings::resolve(const config& explicit_values) {
+  return resolve_all(explicit_values, nullptr);
+}
+
+std::vector<knob_info> describe_knobs(const config& explicit_values) {
+  std::vector<std::string> sources;
+  settings s = resolve_all(explicit_values, &sources);
+  std::vector<knob_info> out;
+  const auto& table = knobs();
+  for (std::size_t i = 0; i < table.size(); ++i)
+    out.push_back({table[i].variable, table[i].show(s), sources[i], table[i].allowed, table[i].help});
+  return out;
+}
+
+}  // namespace hytask
+
+namespace hytask {
+std::string describe_topology() { return core::topology::get().description; }
+}  // namespace hytask

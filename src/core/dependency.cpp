@@ -1,0 +1,248 @@
+#include "core/dependency.hpp"
+
+#include <algorithm>
+
+#include "core/scheduler.hpp"
+
+namespace hytask::detail {
+namespace {
+
+constexpr int edges_per_block = 8;
+
+struct edge_block {
+  edge_block* next;
+  edge e[edges_per_block];
+};
+
+edge* allocate_edge(task* succ) {
+  int i = succ->used_edges++;
+  if (i < task_inline_edges) return &succ->edges[i];
+  int k = (i - task_inline_edges) % edges_per_block;
+  if (k == 0) {
+    auto* b = new edge_block;
+    b->next = reinterpret_cast<edge_block*>(succ->extra_edges);
+    succ->extra_edges = reinterpret_cast<edge*>(b);
+  }
+  return &reinterpret_cast<edge_block*>(succ->extra_edges)->e[k];
+}
+
+bool completed(const task* t) {
+  return t->successors.load(std::memory_order_acquire) == core::closed_list;
+}
+
+inline std::size_t hash_of(std::uintptr_t key, std::size_t mask) {
+  return static_cast<std::size_t>(((key >> 3) * 0x9E3779B97F4A7C15ull) >> 20) & mask;
+}
+
+}  // namespace
+
+void free_extra_edges(task* t) {
+  auto* b = reinterpret_cast<edge_block*>(t->extra_edges);
+  while (b) {
+    edge_block* n = b->next;
+    delete b;
+    b = n;
+  }
+  t->extra_edges = nullptr;
+}
+
+int add_edge(task* pred, task* succ) {
+  if (pred == succ) return 0;
+  edge* head = pred->successors.load(std::memory_order_acquire);
+  if (head == core::closed_list) return 0;
+  edge* e = allocate_edge(succ);
+  e->succ = succ;
+  do {
+    if (head == core::closed_list) return 0;  // completed meanwhile; the edge slot stays unused
+    e->next = head;
+  } while (!pred->successors.compare_exchange_weak(head, e, std::memory_order_acq_rel,
+                                                   std::memory_order_acquire));
+  return 1;
+}
+
+dep_domain::~dep_domain() { clear(); }
+
+void dep_domain::release(task* t) {
+  if (--t->tracker_refs == 0 && t != spawning_) core::scheduler::instance()->drop_ref(t);
+}
+
+void dep_domain::clear() {
+  for (auto& [lo, f] : map_) {
+    if (f->writer) release(f->writer);
+    for (task* r : f->readers) release(r);
+    delete f;
+  }
+  map_.clear();
+  std::fill(keys_.begin(), keys_.end(), 0);
+  index_used_ = 0;
+  sweep_at_ = 1024;
+}
+
+// ---- index ---------------------------------------------------------------------------
+
+dep_domain::fragment* dep_domain::index_find(std::uintptr_t key) const {
+  if (keys_.empty()) return nullptr;
+  std::size_t mask = keys_.size() - 1;
+  for (std::size_t i = hash_of(key, mask);; i = (i + 1) & mask) {
+    if (keys_[i] == key) return values_[i];
+    if (keys_[i] == 0) return nullptr;
+  }
+}
+
+void dep_domain::index_grow() {
+  std::vector<std::uintptr_t> old_keys(std::max<std::size_t>(64, keys_.size() * 2), 0);
+  std::vector<fragment*> old_values(old_keys.size(), nullptr);
+  old_keys.swap(keys_);
+  old_values.swap(values_);
+  index_used_ = 0;
+  for (std::size_t i = 0; i < old_keys.size(); ++i)
+    if (old_keys[i]) index_put(old_keys[i], old_values[i]);
+}
+
+void dep_domain::index_put(std::uintptr_t key, fragment* f) {
+  if ((index_used_ + 1) * 2 > keys_.size()) index_grow();
+  std::size_t mask = keys_.size() - 1;
+  for (std::size_t i = hash_of(key, mask);; i = (i + 1) & mask) {
+    if (keys_[i] == key || keys_[i] == 0) {
+      if (keys_[i] == 0) ++index_used_;
+      keys_[i] = key;
+      values_[i] = f;
+      return;
+    }
+  }
+}
+
+void dep_domain::index_erase(std::uintptr_t key) {
+  if (keys_.empty()) return;
+  std::size_t mask = keys_.size() - 1;
+  std::size_t i = hash_of(key, mask);
+  while (keys_[i] != key) {
+    if (keys_[i] == 0) return;
+    i = (i + 1) & mask;
+  }
+  // Backward-shift deletion keeps probe sequences intact without tombstones.
+  std::size_t hole = i;
+  for (std::size_t j = (i + 1) & mask; keys_[j] != 0; j = (j + 1) & mask) {
+    std::size_t home = hash_of(keys_[j], mask);
+    bool movable = (hole <= j) ? (home <= hole || home > j) : (home <= hole && home > j);
+    if (movable) {
+      keys_[hole] = keys_[j];
+      values_[hole] = values_[j];
+      hole = j;
+    }
+  }
+  keys_[hole] = 0;
+  values_[hole] = nullptr;
+  --index_used_;
+}
+
+// ---- fragments -----------------------------------------------------------------------
+
+dep_domain::fragment* dep_domain::make_fragment(std::uintptr_t lo, std::uintptr_t hi) {
+  auto* f = new fragment{lo, hi, nullptr, {}};
+  map_.emplace(lo, f);
+  index_put(lo, f);
+  return f;
+}
+
+dep_domain::fragment* dep_domain::split(fragment* f, std::uintptr_t at) {
+  auto* upper = new fragment{at, f->hi, f->writer, f->readers};
+  if (upper->writer) ++upper->writer->tracker_refs;
+  for (task* r : upper->readers) ++r->tracker_refs;
+  f->hi = at;
+  map_.emplace(at, upper);
+  index_put(at, upper);
+  return upper;
+}
+
+void dep_domain::erase(fragment* f) {
+  if (f->writer) release(f->writer);
+  for (task* r : f->readers) release(r);
+  index_erase(f->lo);
+  map_.erase(f->lo);
+  delete f;
+}
+
+void dep_domain::sweep() {
+  std::vector<fragment*> dead;
+  for (auto& [lo, f] : map_) {
+    bool live = f->writer && !completed(f->writer);
+    for (task* r : f->readers) live = live || !completed(r);
+    if (!live) dead.push_back(f);
+  }
+  for (fragment* f : dead) erase(f);
+}
+
+int dep_domain::apply(fragment& f, task* t, access_mode mode) {
+  int edges = 0;
+  if (mode == access_mode::in) {
+    if (f.writer == t) return 0;  // already writes it: the stronger access wins
+    if (f.writer) edges += add_edge(f.writer, t);
+    if (!f.readers.empty() && f.readers.back() == t) return edges;
+    std::size_t n = f.readers.size();
+    if (n >= 8 && (n & (n - 1)) == 0) {  // amortised pruning of completed readers
+      auto keep = std::partition(f.readers.begin(), f.readers.end(),
+                                 [](task* r) { return !completed(r); });
+      for (auto it = keep; it != f.readers.end(); ++it) release(*it);
+      f.readers.erase(keep, f.readers.end());
+    }
+    f.readers.push_back(t);
+    ++t->tracker_refs;
+    return edges;
+  }
+  // out / inout: after every reader since the last writer, or after that writer.
+  if (!f.readers.empty()) {
+    for (task* r : f.readers) {
+      edges += add_edge(r, t);
+      release(r);
+    }
+    f.readers.clear();
+  } else if (f.writer && f.writer != t) {
+    edges += add_edge(f.writer, t);
+  }
+  if (f.writer != t) {
+    if (f.writer) release(f.writer);
+    f.writer = t;
+    ++t->tracker_refs;
+  }
+  return edges;
+}
+
+int dep_domain::access(task* t, std::uintptr_t lo, std::uintptr_t hi, access_mode mode) {
+  spawning_ = t;
+  // Fast path: exactly one fragment is this region.
+  if (fragment* f = index_find(lo); f && f->hi == hi) return apply(*f, t, mode);
+
+  if (map_.size() >= sweep_at_) {
+    sweep();
+    sweep_at_ = std::max<std::size_t>(1024, 2 * map_.size());
+  }
+  int edges = 0;
+  std::uintptr_t cursor = lo;
+  auto it = map_.upper_bound(lo);
+  if (it != map_.begin()) {
+    auto prev = std::prev(it);
+    if (prev->second->hi > lo) it = prev;
+  }
+  while (cursor < hi) {
+    if (it == map_.end() || it->second->lo >= hi) {
+      edges += apply(*make_fragment(cursor, hi), t, mode);
+      break;
+    }
+    fragment* f = it->second;
+    if (f->lo > cursor) {  // a gap before the next fragment
+      edges += apply(*make_fragment(cursor, f->lo), t, mode);
+      cursor = f->lo;
+      it = map_.find(f->lo);
+      continue;
+    }
+    if (f->lo < cursor) f = split(f, cursor);
+    if (f->hi > hi) split(f, hi);
+    edges += apply(*f, t, mode);
+    cursor = f->hi;
+    it = map_.upper_bound(f->lo);
+  }
+  return edges;
+}
+
+}  // namespace hytask::detail

@@ -1,0 +1,104 @@
+// Work-stealing deque (Chase & Lev, with the C11 memory orders of Lê et al., PPoPP 2013).
+// Contract: push and pop are called only by the owning worker; steal by any thread.
+// The buffer grows by doubling; retired buffers are kept until the deque dies, so a
+// thief that read an old buffer pointer still reads valid memory. Growth is bounded
+// because the number of tasks in flight is (HYTASK_MAX_TASKS).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace hytask::core {
+
+template <class T>
+class ws_deque {
+  static_assert(std::is_pointer_v<T>, "ws_deque holds pointers");
+
+  struct ring {
+    explicit ring(std::int64_t cap) : mask(cap - 1), slots(new std::atomic<T>[cap]) {}
+    std::int64_t capacity() const { return mask + 1; }
+    T get(std::int64_t i) const { return slots[i & mask].load(std::memory_order_relaxed); }
+    void put(std::int64_t i, T v) { slots[i & mask].store(v, std::memory_order_relaxed); }
+    std::int64_t mask;
+    std::unique_ptr<std::atomic<T>[]> slots;
+  };
+
+ public:
+  explicit ws_deque(std::int64_t capacity = 256) {
+    auto r = std::make_unique<ring>(capacity);
+    ring_.store(r.get(), std::memory_order_relaxed);
+    rings_.push_back(std::move(r));
+  }
+  ws_deque(const ws_deque&) = delete;
+  ws_deque& operator=(const ws_deque&) = delete;
+
+  void push(T v) {
+    std::int64_t b = bottom_.load(std::memory_order_relaxed);
+    std::int64_t t = top_.load(std::memory_order_acquire);
+    ring* r = ring_.load(std::memory_order_relaxed);
+    if (b - t > r->capacity() - 1) r = grow(r, t, b);
+    r->put(b, v);
+    std::atomic_thread_fence(std::memory_order_release);
+    bottom_.store(b + 1, std::memory_order_relaxed);
+  }
+
+  // Owner end: last in, first out.
+  T pop() {
+    std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;
+    ring* r = ring_.load(std::memory_order_relaxed);
+    bottom_.store(b, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    std::int64_t t = top_.load(std::memory_order_relaxed);
+    if (t > b) {  // empty
+      bottom_.store(b + 1, std::memory_order_relaxed);
+      return nullptr;
+    }
+    T v = r->get(b);
+    if (t == b) {  // last element: race with thieves
+      if (!top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst,
+                                        std::memory_order_relaxed))
+        v = nullptr;
+      bottom_.store(b + 1, std::memory_order_relaxed);
+    }
+    return v;
+  }
+
+  // Thief end: first in, first out.
+  T steal() {
+    std::int64_t t = top_.load(std::memory_order_acquire);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    std::int64_t b = bottom_.load(std::memory_order_acquire);
+    if (t >= b) return nullptr;
+    ring* r = ring_.load(std::memory_order_acquire);
+    T v = r->get(t);
+    if (!top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst,
+                                      std::memory_order_relaxed))
+      return nullptr;
+    return v;
+  }
+
+  // Racy size estimate, good enough to decide whether to look closer.
+  bool maybe_nonempty() const {
+    return bottom_.load(std::memory_order_relaxed) > top_.load(std::memory_order_relaxed);
+  }
+
+ private:
+  ring* grow(ring* old, std::int64_t t, std::int64_t b) {
+    auto bigger = std::make_unique<ring>(old->capacity() * 2);
+    for (std::int64_t i = t; i < b; ++i) bigger->put(i, old->get(i));
+    ring* r = bigger.get();
+    rings_.push_back(std::move(bigger));  // old rings stay alive for racing thieves
+    ring_.store(r, std::memory_order_release);
+    return r;
+  }
+
+  alignas(64) std::atomic<std::int64_t> top_{0};
+  alignas(64) std::atomic<std::int64_t> bottom_{0};
+  alignas(64) std::atomic<ring*> ring_{nullptr};
+  std::vector<std::unique_ptr<ring>> rings_;
+};
+
+}  // namespace hytask::core

@@ -1,0 +1,792 @@
+#include "core/scheduler.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <unordered_set>
+
+#include "core/dependency.hpp"
+#include "core/futex.hpp"
+#include "core/topology.hpp"
+#include "hytask/errors.hpp"
+#include "trace/trace.hpp"
+
+namespace hytask::core {
+
+scheduler* scheduler::instance_ = nullptr;
+
+namespace {
+
+thread_local worker* t_worker = nullptr;
+
+constexpr std::int32_t spawn_bias = 1 << 30;
+constexpr unsigned fiber_pool_cap = 32;
+constexpr unsigned task_cache_cap = 1024;
+constexpr unsigned task_batch = 256;
+constexpr std::int64_t inflight_publish = 64;
+constexpr std::uint32_t awake = 0, asleep = 1, notified = 2;
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+void reset_task(task* t) {
+  t->invoke = nullptr;
+  t->parent = nullptr;
+  t->name = nullptr;
+  t->id = 0;
+  t->priority = 0;
+  t->flags = 0;
+  t->on_complete = nullptr;
+  t->hook_arg = nullptr;
+  t->pending.store(0, std::memory_order_relaxed);
+  t->alive.store(1, std::memory_order_relaxed);
+  t->refs.store(1, std::memory_order_relaxed);
+  t->tracker_refs = 0;
+  t->successors.store(nullptr, std::memory_order_relaxed);
+  t->waiting.store(0, std::memory_order_relaxed);
+  t->has_error.store(false, std::memory_order_relaxed);
+  t->fiber = nullptr;
+  t->domain = nullptr;
+  t->link = nullptr;
+  t->used_edges = 0;
+  t->extra_edges = nullptr;
+}
+
+void record_error(task* t, std::exception_ptr e) {
+  if (!t->has_error.exchange(true, std::memory_order_acq_rel)) t->error = std::move(e);
+}
+
+// Writes the running task's name for the stack overflow message (async-signal-safe).
+std::size_t describe_running(char* buf, std::size_t cap) {
+  worker* w = t_worker;
+  task* t = w ? w->current_task : nullptr;
+  const char* prefix = t ? "task '" : "the scheduler";
+  std::size_t n = 0;
+  for (const char* p = prefix; *p && n + 1 < cap; ++p) buf[n++] = *p;
+  if (t) {
+    const char* name = t->name ? t->name : "(unnamed)";
+    for (const char* p = name; *p && n + 2 < cap; ++p) buf[n++] = *p;
+    if (n + 1 < cap) buf[n++] = '\'';
+  }
+  return n;
+}
+
+struct park_args {
+  task* t;
+  arm_fn arm;
+  void* arg;
+};
+
+}  // namespace
+
+[[gnu::noinline]] worker* current_worker() noexcept {
+  asm volatile("" ::: "memory");
+  return t_worker;
+}
+
+[[gnu::noinline]] void set_current_worker(worker* w) noexcept { t_worker = w; }
+
+// ---- construction and shutdown -------------------------------------------------------
+
+scheduler::scheduler(const settings& s) : settings_(s) {
+  if (instance_ != nullptr)
+    throw usage_error(
+        "hytask: a hytask::runtime already exists; create exactly one, in main, and keep it "
+        "alive while tasks run");
+  reset_task(&root_);
+  root_.flags = detail::flag_root | detail::flag_started;
+  root_.name = "main";
+  root_.refs.store(spawn_bias, std::memory_order_relaxed);
+
+  const unsigned n = std::max(1u, settings_.threads);
+  const placement place = place_workers(topology::get(), n);
+  for (unsigned i = 0; i < n; ++i) {
+    auto* w = new worker;
+    w->index = i;
+    w->next_id = i + 1;
+    w->rng = 0x9E3779B97F4A7C15ull * (i + 1);
+    workers_.push_back(w);
+  }
+  for (unsigned i = 0; i < n; ++i) workers_[i]->victims = steal_order(place.package_of_worker, i);
+
+  set_fiber_main(&scheduler::fiber_main);
+  install_overflow_handler(&describe_running, settings_.stack_size);
+
+  worker* w0 = workers_[0];
+  set_current_worker(w0);
+  init_home_fiber(&w0->home);
+  if (settings_.pin == pin_policy::cores) pin_thread_to_pu(place.pu_of_worker[0]);
+  instance_ = this;
+  if (trace::enabled()) trace::set_thread(0, "worker 0 (main)");
+
+  try {
+    for (unsigned i = 1; i < n; ++i) {
+      int pu = place.pu_of_worker[i];
+      workers_[i]->thread = std::thread([this, i, pu] {
+        if (settings_.pin == pin_policy::cores) pin_thread_to_pu(pu);
+        worker_thread(i);
+      });
+    }
+  } catch (...) {
+    stopping_.store(true);
+    for (auto* w : workers_)
+      if (w->thread.joinable()) {
+        wake(w);
+        w->thread.join();
+      }
+    instance_ = nullptr;
+    set_current_worker(nullptr);
+    throw;
+  }
+}
+
+scheduler::~scheduler() {
+  if (!stopping_.load()) {
+    try {
+      shutdown();
+    } catch (...) {
+    }
+  }
+  for (worker* w : workers_) {
+    while (fiber* f = w->fiber_pool) {
+      w->fiber_pool = f->next_free;
+      destroy_fiber(f);
+    }
+    delete w;
+  }
+  for (void* slab : slabs_) ::operator delete(slab, std::align_val_t{alignof(task)});
+  remove_signal_stack_for_thread();
+  set_current_worker(nullptr);
+  instance_ = nullptr;
+}
+
+void scheduler::worker_thread(unsigned index) {
+  worker* w = workers_[index];
+  set_current_worker(w);
+  install_signal_stack_for_thread();
+  if (trace::enabled()) trace::set_thread(static_cast<int>(index), "worker " + std::to_string(index));
+  init_home_fiber(&w->home);
+  fiber* f = take_fiber(w);
+  switch_to(&w->home, f, nullptr, nullptr);
+  // Back home: the runtime is stopping.
+  flush_counts(w);
+  destroy_home_fiber(&w->home);
+  remove_signal_stack_for_thread();
+}
+
+void scheduler::shutdown() {
+  worker* w = workers_[0];
+  if (current_worker() != w)
+    throw usage_error("hytask: the runtime must be shut down by the thread that created it");
+  flush_counts(w);
+  root_.waiting.store(1, std::memory_order_seq_cst);
+  help_until(
+      w,
+      [](void* self, bool) {
+        auto* s = static_cast<scheduler*>(self);
+        worker* w0 = s->workers_[0];
+        std::int32_t cached = w0->done_parent == &s->root_ ? w0->done_count : 0;
+        return s->root_.alive.load(std::memory_order_acquire) - cached == 1;
+      },
+      this);
+  root_.waiting.store(0, std::memory_order_relaxed);
+  flush_counts(w);
+  stopping_.store(true, std::memory_order_seq_cst);
+  for (unsigned i = 1; i < workers_.size(); ++i) {
+    wake(workers_[i]);
+    if (workers_[i]->thread.joinable()) workers_[i]->thread.join();
+  }
+  if (root_.domain) {
+    delete root_.domain;
+    root_.domain = nullptr;
+  }
+  destroy_home_fiber(&w->home);
+  if (root_.has_error.load(std::memory_order_acquire)) {
+    std::exception_ptr e = std::move(root_.error);
+    root_.has_error.store(false);
+    std::rethrow_exception(e);
+  }
+}
+
+// ---- allocation ----------------------------------------------------------------------
+
+task* scheduler::allocate(worker* w) {
+  task* t = w->free_tasks;
+  if (t == nullptr) {
+    {
+      std::lock_guard<std::mutex> lock(pool_mutex_);
+      std::size_t take = std::min<std::size_t>(pool_.size(), task_batch);
+      for (std::size_t i = 0; i < take; ++i) {
+        task* p = pool_.back();
+        pool_.pop_back();
+        p->link = w->free_tasks;
+        w->free_tasks = p;
+      }
+      w->free_count += static_cast<unsigned>(take);
+      if (take == 0) {
+        constexpr std::size_t slab_tasks = 64;
+        void* mem = ::operator new(sizeof(task) * slab_tasks, std::align_val_t{alignof(task)});
+        slabs_.push_back(mem);
+        auto* arr = static_cast<task*>(mem);
+        for (std::size_t i = 0; i < slab_tasks; ++i) {
+          task* p = ::new (&arr[i]) task;
+          p->link = w->free_tasks;
+          w->free_tasks = p;
+        }
+        w->free_count += slab_tasks;
+      }
+    }
+    t = w->free_tasks;
+  }
+  w->free_tasks = t->link;
+  --w->free_count;
+  reset_task(t);
+  return t;
+}
+
+void scheduler::free_task(worker* w, task* t) {
+  if (t->extra_edges) detail::free_extra_edges(t);
+  if (w == nullptr) {
+    std::lock_guard<std::mutex> lock(pool_mutex_);
+    pool_.push_back(t);
+    return;
+  }
+  t->link = w->free_tasks;
+  w->free_tasks = t;
+  if (++w->free_count > task_cache_cap) {
+    std::lock_guard<std::mutex> lock(pool_mutex_);
+    for (unsigned i = 0; i < task_cache_cap / 2; ++i) {
+      task* p = w->free_tasks;
+      w->free_tasks = p->link;
+      pool_.push_back(p);
+    }
+    w->free_count -= task_cache_cap / 2;
+  }
+}
+
+void scheduler::drop_ref(task* t) {
+  if (t->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) free_task(current_worker(), t);
+}
+
+fiber* scheduler::take_fiber(worker* w) {
+  if (fiber* f = w->fiber_pool) {
+    w->fiber_pool = f->next_free;
+    --w->fiber_pool_size;
+    return f;
+  }
+  return create_fiber(settings_.stack_size);
+}
+
+void scheduler::after_recycle(fiber* from, void*) {
+  worker* w = current_worker();
+  if (w->fiber_pool_size >= fiber_pool_cap) {
+    destroy_fiber(from);
+    return;
+  }
+  from->next_free = w->fiber_pool;
+  w->fiber_pool = from;
+  ++w->fiber_pool_size;
+}
+
+void scheduler::after_park(fiber* from, void* arg) {
+  park_args pa = *static_cast<park_args*>(arg);  // copy: the parked stack may resume any time
+  pa.t->fiber = from;
+  pa.arm(pa.t, pa.arg);
+}
+
+// ---- ready queues and wake-ups -------------------------------------------------------
+
+void scheduler::push_ready(worker* w, task* t) {
+  (t->priority > 0 ? w->high : w->normal).push(t);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (sleepers_.load(std::memory_order_relaxed) > 0) wake_one();
+}
+
+void scheduler::make_ready(task* t) {
+  if (worker* w = current_worker()) push_ready(w, t);
+  else inject(t);
+}
+
+void scheduler::inject(task* t) {
+  {
+    std::lock_guard<std::mutex> lock(inject_mutex_);
+    injected_.push_back(t);
+    has_injected_.store(true, std::memory_order_relaxed);
+  }
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (sleepers_.load(std::memory_order_relaxed) > 0) wake_one();
+}
+
+task* scheduler::take_injected() {
+  std::lock_guard<std::mutex> lock(inject_mutex_);
+  if (injected_.empty()) return nullptr;
+  task* t = injected_.front();
+  injected_.erase(injected_.begin());
+  has_injected_.store(!injected_.empty(), std::memory_order_relaxed);
+  return t;
+}
+
+void scheduler::post_to_mailbox(unsigned index, task* t) {
+  worker* w = workers_[index];
+  task* head = w->mailbox.load(std::memory_order_relaxed);
+  do {
+    t->link = head;
+  } while (!w->mailbox.compare_exchange_weak(head, t, std::memory_order_release,
+                                             std::memory_order_relaxed));
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  wake(w);
+}
+
+void scheduler::wake(worker* w) {
+  std::uint32_t s = asleep;
+  if (w->sleep_word.compare_exchange_strong(s, notified, std::memory_order_acq_rel))
+    futex_wake(w->sleep_word);
+}
+
+void scheduler::wake_one() {
+  const unsigned n = size();
+  static std::atomic<unsigned> rotor{0};
+  unsigned start = rotor.fetch_add(1, std::memory_order_relaxed);
+  for (unsigned k = 0; k < n; ++k) {
+    worker* w = workers_[(start + k) % n];
+    std::uint32_t s = asleep;
+    if (w->sleep_word.compare_exchange_strong(s, notified, std::memory_order_acq_rel)) {
+      futex_wake(w->sleep_word);
+      return;
+    }
+  }
+}
+
+// ---- finding work --------------------------------------------------------------------
+
+task* scheduler::steal(worker* w) {
+  for (unsigned v : w->victims) {
+    worker* o = workers_[v];
+    if (o->high.maybe_nonempty())
+      if (task* t = o->high.steal()) return t;
+  }
+  for (unsigned v : w->victims) {
+    worker* o = workers_[v];
+    if (o->normal.maybe_nonempty())
+      if (task* t = o->normal.steal()) return t;
+  }
+  return nullptr;
+}
+
+task* scheduler::find_work(worker* w) {
+  task* t = nullptr;
+  if (w->mailbox_local == nullptr && w->mailbox.load(std::memory_order_relaxed) != nullptr)
+    w->mailbox_local = w->mailbox.exchange(nullptr, std::memory_order_acquire);
+  if ((t = w->mailbox_local) != nullptr) {
+    w->mailbox_local = t->link;
+  } else if ((t = w->high.pop()) != nullptr) {
+  } else if ((t = w->next) != nullptr) {
+    w->next = nullptr;
+    return t;
+  } else if ((t = w->normal.pop()) == nullptr) {
+    if (has_injected_.load(std::memory_order_relaxed)) t = take_injected();
+    if (t == nullptr) t = steal(w);
+    if (t == nullptr && (t = w->yielded_head) != nullptr) {
+      w->yielded_head = t->link;
+      if (w->yielded_head == nullptr) w->yielded_tail = nullptr;
+    }
+  }
+  // The next-slot task must not sit unstealable behind other work.
+  if (t != nullptr && w->next != nullptr) {
+    push_ready(w, w->next);
+    w->next = nullptr;
+  }
+  return t;
+}
+
+bool scheduler::work_visible(worker* w) {
+  if (w->mailbox_local || w->mailbox.load(std::memory_order_relaxed) || w->next ||
+      w->yielded_head || w->high.maybe_nonempty() || w->normal.maybe_nonempty() ||
+      has_injected_.load(std::memory_order_relaxed))
+    return true;
+  for (unsigned v : w->victims) {
+    worker* o = workers_[v];
+    if (o->high.maybe_nonempty() || o->normal.maybe_nonempty()) return true;
+  }
+  return false;
+}
+
+bool scheduler::any_other_worker_busy(const worker* w) const {
+  for (worker* o : workers_)
+    if (o != w && o->busy.load(std::memory_order_relaxed)) return true;
+  return false;
+}
+
+// ---- running and completing ----------------------------------------------------------
+
+void scheduler::fiber_main() {
+  scheduler* s = instance_;
+  for (;;) {
+    worker* w = current_worker();
+    if (s->should_go_home(w, false)) {
+      s->go_home(w);
+      continue;
+    }
+    if (task* t = s->find_work(w)) {
+      s->run(w, t);
+      continue;
+    }
+    if (s->should_go_home(w, true)) {
+      s->go_home(w);
+      continue;
+    }
+    s->idle(w);
+  }
+}
+
+bool scheduler::should_go_home(worker* w, bool found_nothing) {
+  if (w->help_pred) return w->help_pred(w->help_arg, found_nothing);
+  return stopping_.load(std::memory_order_acquire);
+}
+
+void scheduler::go_home(worker* w) {
+  // Work only this worker could run must become stealable while main is away.
+  if (w->next) {
+    push_ready(w, w->next);
+    w->next = nullptr;
+  }
+  while (task* t = w->yielded_head) {
+    w->yielded_head = t->link;
+    push_ready(w, t);
+  }
+  w->yielded_tail = nullptr;
+  flush_counts(w);
+  switch_to(running_fiber(), &w->home, &after_recycle, nullptr);
+}
+
+void scheduler::run(worker* w, task* t) {
+  while (w->done_parent != nullptr && w->done_parent != t->parent) flush_children(w);
+  ++w->tasks_run;
+  w->current_task = t;
+  w->busy.store(true, std::memory_order_relaxed);
+  if (trace::enabled()) w->slice_start = trace::now();
+  if (t->flags & detail::flag_started) {
+    if (trace::enabled()) trace::instant("resume", "task", w->slice_start, t->id);
+    // Resume: continue on the task's parked fiber; this fiber goes back to the pool.
+    switch_to(running_fiber(), static_cast<fiber*>(t->fiber), &after_recycle, nullptr);
+    return;
+  }
+  t->flags |= detail::flag_started;
+  try {
+    t->invoke(t);
+  } catch (...) {
+    record_error(t, std::current_exception());
+  }
+  w = current_worker();  // the body may have suspended and resumed elsewhere
+  if (trace::enabled()) trace::slice(t->name, "task", w->slice_start, trace::now(), t->id, "end");
+  w->current_task = nullptr;
+  w->busy.store(false, std::memory_order_relaxed);
+  body_done(w, t);
+}
+
+void scheduler::body_done(worker* w, task* t) {
+  if (t->alive.fetch_sub(1, std::memory_order_acq_rel) == 1) complete(w, t);
+}
+
+void scheduler::release_successors(worker* w, task* t) {
+  detail::edge* e = t->successors.exchange(closed_list, std::memory_order_acq_rel);
+  while (e != nullptr) {
+    detail::edge* next = e->next;  // read before the successor can run and be recycled
+    task* s = e->succ;
+    if (s->pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      if (w == nullptr) inject(s);
+      else if (s->priority > 0 || w->next != nullptr) push_ready(w, s);
+      else w->next = s;
+    }
+    e = next;
+  }
+}
+
+void scheduler::complete(worker* w, task* t) {
+  release_successors(w, t);
+  if (t->domain) {
+    delete t->domain;
+    t->domain = nullptr;
+  }
+  if (t->flags & detail::flag_internal) {
+    if (t->on_complete) t->on_complete(t);
+  } else {
+    task* p = t->parent;
+    if (t->has_error.load(std::memory_order_acquire)) record_error(p, t->error);
+    if (w != nullptr) {
+      if (--w->inflight_delta <= -inflight_publish) {
+        inflight_.fetch_add(w->inflight_delta, std::memory_order_relaxed);
+        w->inflight_delta = 0;
+      }
+    } else {
+      inflight_.fetch_sub(1, std::memory_order_relaxed);
+    }
+    child_done(w, p);
+  }
+  if (t->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) free_task(w, t);
+}
+
+void scheduler::child_done(worker* w, task* p) {
+  if (w == nullptr) {
+    std::int32_t now = p->alive.fetch_sub(1, std::memory_order_seq_cst) - 1;
+    if (now == 0) complete(nullptr, p);
+    else if (now == 1 && p->waiting.load(std::memory_order_seq_cst) == 1 &&
+             p->waiting.exchange(0) == 1)
+      resume(p);
+    return;
+  }
+  if (w->done_parent == p) {
+    ++w->done_count;
+    return;
+  }
+  while (w->done_parent != nullptr) flush_children(w);
+  w->done_parent = p;
+  w->done_count = 1;
+}
+
+void scheduler::flush_children(worker* w) {
+  task* p = w->done_parent;
+  std::int32_t n = w->done_count;
+  w->done_parent = nullptr;
+  w->done_count = 0;
+  if (p == nullptr) return;
+  std::int32_t now = p->alive.fetch_sub(n, std::memory_order_seq_cst) - n;
+  if (now == 0) {
+    complete(w, p);
+  } else if (now == 1 && p->waiting.load(std::memory_order_seq_cst) == 1 &&
+             p->waiting.exchange(0) == 1) {
+    resume(p);
+  }
+}
+
+void scheduler::flush_counts(worker* w) {
+  while (w->done_parent != nullptr) flush_children(w);
+  if (w->inflight_delta != 0) {
+    inflight_.fetch_add(w->inflight_delta, std::memory_order_relaxed);
+    w->inflight_delta = 0;
+  }
+}
+
+// ---- idling --------------------------------------------------------------------------
+
+void scheduler::idle(worker* w) {
+  flush_counts(w);
+  const std::int64_t spin_until = now_ns() + static_cast<std::int64_t>(settings_.spin_us) * 1000;
+  do {
+    for (int i = 0; i < 64; ++i) {
+      cpu_relax();
+      if (work_visible(w) || should_go_home(w, false)) return;
+    }
+  } while (now_ns() < spin_until);
+
+  w->sleep_word.store(asleep, std::memory_order_seq_cst);
+  sleepers_.fetch_add(1, std::memory_order_seq_cst);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (!work_visible(w) && !should_go_home(w, false)) {
+    // Helping predicates that nobody signals (throttling) are re-checked periodically.
+    const long timeout = w->help_poll ? 200000L : -1L;
+    while (w->sleep_word.load(std::memory_order_acquire) == asleep) {
+      futex_wait(w->sleep_word, asleep, timeout);
+      if (timeout >= 0) break;
+    }
+  }
+  sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+  w->sleep_word.store(awake, std::memory_order_relaxed);
+}
+
+// ---- waiting, suspension, yield, throttling ------------------------------------------
+
+void scheduler::help_until(worker* w, help_pred_fn pred, void* arg) {
+  if (pred(arg, false)) return;
+  help_pred_fn saved_pred = w->help_pred;
+  void* saved_arg = w->help_arg;
+  w->help_pred = pred;
+  w->help_arg = arg;
+  switch_to(&w->home, take_fiber(w), nullptr, nullptr);
+  w->help_pred = saved_pred;
+  w->help_arg = saved_arg;
+}
+
+void scheduler::suspend(arm_fn arm, void* arg) {
+  worker* w = current_worker();
+  task* t = w->current_task;
+  if (t == nullptr) {
+    // main, outside any task: run other tasks until resume(root).
+    root_resumed_.store(0, std::memory_order_seq_cst);
+    arm(&root_, arg);
+    help_until(
+        w,
+        [](void* self, bool) {
+          return static_cast<scheduler*>(self)->root_resumed_.load(std::memory_order_acquire) != 0;
+        },
+        this);
+    return;
+  }
+  if (trace::enabled()) {
+    std::uint64_t now = trace::now();
+    trace::slice(t->name, "task", w->slice_start, now, t->id, "suspend");
+    trace::instant("suspend", "task", now, t->id);
+  }
+  fiber* next = take_fiber(w);
+  w->current_task = nullptr;
+  w->busy.store(false, std::memory_order_relaxed);
+  park_args pa{t, arm, arg};
+  switch_to(running_fiber(), next, &after_park, &pa);
+  // Resumed by run(), which set current_task, busy and slice_start.
+}
+
+void scheduler::resume(task* t) {
+  if (t->flags & detail::flag_root) {
+    root_resumed_.store(1, std::memory_order_seq_cst);
+    wake(workers_[0]);
+    return;
+  }
+  make_ready(t);
+}
+
+void scheduler::wait_children(worker* w) {
+  task* me = w->current_task;
+  const bool is_main = me == nullptr;
+  if (is_main) me = &root_;
+  if (w->done_parent == me) flush_children(w);
+  if (me->alive.load(std::memory_order_acquire) != 1) {
+    if (is_main) {
+      me->waiting.store(1, std::memory_order_seq_cst);
+      help_until(
+          w,
+          [](void* self, bool) {
+            auto* s = static_cast<scheduler*>(self);
+            worker* w0 = s->workers_[0];
+            std::int32_t cached = w0->done_parent == &s->root_ ? w0->done_count : 0;
+            return s->root_.alive.load(std::memory_order_acquire) - cached == 1;
+          },
+          this);
+      me->waiting.store(0, std::memory_order_relaxed);
+      flush_counts(w);
+    } else {
+      suspend(
+          [](task* t, void*) {
+            t->waiting.store(1, std::memory_order_seq_cst);
+            if (t->alive.load(std::memory_order_seq_cst) == 1 && t->waiting.exchange(0) == 1)
+              instance_->resume(t);
+          },
+          nullptr);
+    }
+  }
+  if (me->domain) me->domain->clear();
+  if (me->has_error.load(std::memory_order_acquire)) {
+    std::exception_ptr e = std::move(me->error);
+    me->error = nullptr;
+    me->has_error.store(false, std::memory_order_release);
+    std::rethrow_exception(e);
+  }
+}
+
+void scheduler::yield() {
+  worker* w = current_worker();
+  if (w->current_task == nullptr) {
+    // main: run one ready task, if any.
+    struct once {
+      worker* w;
+      std::uint64_t start;
+    } arg{w, w->tasks_run};
+    help_until(
+        w,
+        [](void* a, bool found_nothing) {
+          auto* o = static_cast<once*>(a);
+          return found_nothing || o->w->tasks_run != o->start;
+        },
+        &arg);
+    return;
+  }
+  if (!work_visible(w)) return;
+  suspend(
+      [](task* t, void*) {
+        worker* self = current_worker();
+        t->link = nullptr;
+        if (self->yielded_tail) self->yielded_tail->link = t;
+        else self->yielded_head = t;
+        self->yielded_tail = t;
+      },
+      nullptr);
+}
+
+void scheduler::throttle(worker* w) {
+  flush_counts(w);
+  const std::int64_t limit = static_cast<std::int64_t>(settings_.max_tasks);
+  if (inflight_.load(std::memory_order_relaxed) < limit) return;
+  struct state {
+    scheduler* s;
+    worker* w;
+    std::int64_t low;
+  } st{this, w, limit - std::max<std::int64_t>(1, limit / 4)};
+  auto done = [](void* a, bool found_nothing) {
+    auto* x = static_cast<state*>(a);
+    x->s->flush_counts(x->w);
+    if (x->s->inflight_.load(std::memory_order_relaxed) <= x->low) return true;
+    // Every task in flight is suspended or waits for one that is: spawning more is the only
+    // way forward (their wake-up may depend on tasks not yet spawned).
+    return found_nothing && !x->s->any_other_worker_busy(x->w);
+  };
+  if (w->current_task == nullptr) {
+    w->help_poll = true;
+    help_until(w, done, &st);
+    w->help_poll = false;
+    return;
+  }
+  // A task throttles by yielding, so that its stack is never borrowed by other tasks.
+  for (;;) {
+    st.w = current_worker();
+    bool visible = work_visible(st.w);
+    if (done(&st, !visible)) return;
+    if (visible) yield();
+    else cpu_relax();
+  }
+}
+
+// ---- names ---------------------------------------------------------------------------
+
+const char* intern_name(std::string_view name) {
+  if (name.empty()) return nullptr;
+  struct entry {
+    const char* key = nullptr;
+    std::size_t len = 0;
+    const char* value = nullptr;
+  };
+  thread_local entry cache[64];
+  entry& e = cache[(reinterpret_cast<std::uintptr_t>(name.data()) >> 3 ^ name.size()) & 63];
+  if (e.key == name.data() && e.len == name.size() && std::memcmp(e.value, name.data(), e.len) == 0)
+    return e.value;
+  static std::mutex m;
+  static std::unordered_set<std::string> names;
+  static bool warned = false;
+  constexpr std::size_t max_names = 1 << 20;
+  const char* value;
+  {
+    std::lock_guard<std::mutex> lock(m);
+    auto it = names.find(std::string(name));
+    if (it == names.end()) {
+      if (names.size() >= max_names) {
+        if (!warned) {
+          std::fprintf(stderr,
+                       "hytask: more than %zu distinct task names; further new names show as "
+                       "'(unnamed)'. Use a few names and put varying data elsewhere.\n",
+                       max_names);
+          warned = true;
+        }
+        return "(unnamed)";
+      }
+      it = names.emplace(name).first;
+    }
+    value = it->c_str();
+  }
+  e = entry{name.data(), name.size(), value};
+  return value;
+}
+
+}  // namespace hytask::core

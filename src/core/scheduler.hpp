@@ -1,0 +1,186 @@
+// The scheduler: workers, ready queues, task lifecycle, suspension and idling.
+//
+// Worker 0 is the thread that created the runtime (main). It runs tasks only while it
+// waits inside hytask (wait_all, a throttled spawn, yield); it does so on pooled fibers, so
+// its own stack is never borrowed by a task. Workers 1..n-1 are background threads that run
+// the scheduling loop on fibers until shutdown.
+//
+// A task runs as a plain call on the fiber that runs the loop. If it suspends, that fiber
+// is parked with the task and the worker continues the loop on another fiber from its pool;
+// resuming switches back to the parked fiber. So a task that never suspends costs no switch.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "core/deque.hpp"
+#include "core/fiber.hpp"
+#include "hytask/config.hpp"
+#include "hytask/core/detail/task.hpp"
+
+namespace hytask::core {
+
+using detail::task;
+
+inline detail::edge* const closed_list = reinterpret_cast<detail::edge*>(std::uintptr_t{1});
+
+// Called on the new fiber once the suspending task is parked. It must arrange for
+// resume(t) to be called exactly once — possibly right away.
+using arm_fn = void (*)(task* t, void* arg);
+
+// Predicate of main's helping loop; `found_nothing` is true right after a failed search.
+using help_pred_fn = bool (*)(void* arg, bool found_nothing);
+
+struct alignas(64) worker {
+  unsigned index = 0;
+  ws_deque<task*> high;
+  ws_deque<task*> normal;
+  task* next = nullptr;  // a successor released by the task that just finished (owner only)
+
+  // Tasks only this worker may run (loop participants): multi-producer stack + owner list.
+  std::atomic<task*> mailbox{nullptr};
+  task* mailbox_local = nullptr;
+
+  // Tasks that yielded: run after every other source of work (owner only, FIFO).
+  task* yielded_head = nullptr;
+  task* yielded_tail = nullptr;
+
+  fiber home;                  // the thread's native context
+  task* current_task = nullptr;
+  std::atomic<bool> busy{false};  // running a task body (read by throttling peers)
+  std::uint64_t slice_start = 0;  // trace: when the current slice began
+
+  // Caches, owner only.
+  fiber* fiber_pool = nullptr;
+  unsigned fiber_pool_size = 0;
+  task* free_tasks = nullptr;
+  unsigned free_count = 0;
+  task* done_parent = nullptr;  // completions of children of done_parent not yet published
+  std::int32_t done_count = 0;
+  std::int64_t inflight_delta = 0;  // spawned - completed, not yet published
+  std::uint64_t next_id = 0;
+  std::uint64_t rng = 0;
+  std::uint64_t tasks_run = 0;
+
+  // Helping (worker 0 only): return home when help_pred says so.
+  help_pred_fn help_pred = nullptr;
+  void* help_arg = nullptr;
+  bool help_poll = false;  // nobody signals help_pred: sleep with a timeout
+
+  std::vector<unsigned> victims;  // steal order
+
+  alignas(64) std::atomic<std::uint32_t> sleep_word{0};  // 0 awake, 1 asleep, 2 notified
+  std::thread thread;
+};
+
+class scheduler {
+ public:
+  explicit scheduler(const settings& s);
+  ~scheduler();
+  scheduler(const scheduler&) = delete;
+  scheduler& operator=(const scheduler&) = delete;
+
+  static scheduler* instance() noexcept { return instance_; }
+  const settings& config() const noexcept { return settings_; }
+  unsigned size() const noexcept { return static_cast<unsigned>(workers_.size()); }
+  worker& at(unsigned i) noexcept { return *workers_[i]; }
+  task* root() noexcept { return &root_; }
+
+  // Waits for every task (main only), then stops the workers. Rethrows an uncollected
+  // exception of a root-level task.
+  void shutdown();
+
+  // --- task lifecycle (hot paths) ---
+  task* allocate(worker* w);
+  void make_ready(task* t);                 // from any thread
+  void push_ready(worker* w, task* t);      // from a worker thread
+  void release_successors(worker* w, task* t);
+  void drop_ref(task* t);
+
+  // --- waiting ---
+  void wait_children(worker* w);            // wait_all
+  void suspend(arm_fn arm, void* arg);      // current task, or main's root
+  void resume(task* t);                     // from any thread
+  void yield();
+  void throttle(worker* w);
+  void help_until(worker* w, help_pred_fn pred, void* arg);  // main's home context only
+  void post_to_mailbox(unsigned worker_index, task* t);
+
+  // The loop run by every fiber.
+  [[noreturn]] static void fiber_main();
+
+  // Spawn-side accounting of tasks in flight (published in batches).
+  bool over_limit(const worker* w) const noexcept {
+    return inflight_.load(std::memory_order_relaxed) + w->inflight_delta >=
+           static_cast<std::int64_t>(settings_.max_tasks);
+  }
+  void note_spawn(worker* w) noexcept {
+    if (++w->inflight_delta >= 64) {
+      inflight_.fetch_add(w->inflight_delta, std::memory_order_relaxed);
+      w->inflight_delta = 0;
+    }
+  }
+
+  std::uint64_t inflight() const noexcept {
+    return static_cast<std::uint64_t>(std::max<std::int64_t>(0, inflight_.load(std::memory_order_relaxed)));
+  }
+  void flush_counts(worker* w);
+  bool any_other_worker_busy(const worker* w) const;
+
+ private:
+  friend struct loop_access;
+  void worker_thread(unsigned index);
+  task* find_work(worker* w);
+  bool work_visible(worker* w);
+  task* steal(worker* w);
+  void run(worker* w, task* t);
+  void body_done(worker* w, task* t);
+  void complete(worker* w, task* t);
+  void child_done(worker* w, task* parent);
+  void flush_children(worker* w);
+  void idle(worker* w);
+  void go_home(worker* w);
+  bool should_go_home(worker* w, bool found_nothing);
+  void wake_one();
+  void wake(worker* w);
+  fiber* take_fiber(worker* w);
+  void free_task(worker* w, task* t);
+  void inject(task* t);
+  task* take_injected();
+
+  static void after_recycle(fiber* from, void* arg);
+  static void after_park(fiber* from, void* arg);
+
+  static scheduler* instance_;
+
+  settings settings_;
+  std::vector<worker*> workers_;
+  task root_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<std::uint32_t> root_resumed_{0};
+
+  alignas(64) std::atomic<std::int64_t> inflight_{0};
+  alignas(64) std::atomic<int> sleepers_{0};
+
+  alignas(64) std::mutex inject_mutex_;
+  std::vector<task*> injected_;
+  std::atomic<bool> has_injected_{false};
+
+  std::mutex pool_mutex_;         // global task pool
+  std::vector<task*> pool_;       // batches flow here from workers that free more than they spawn
+  std::vector<void*> slabs_;
+};
+
+// The worker running on this thread, or null. Out of line: a fiber may change threads.
+worker* current_worker() noexcept;
+void set_current_worker(worker* w) noexcept;
+
+// Interns a task name for the life of the process.
+const char* intern_name(std::string_view name);
+
+}  // namespace hytask::core

@@ -1,0 +1,141 @@
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "hytask/hytask.hpp"
+
+namespace {
+
+struct env_guard {
+  explicit env_guard(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
+    ::setenv(name, value, 1);
+  }
+  ~env_guard() {
+    if (had_) ::setenv(name_, old_.c_str(), 1);
+    else ::unsetenv(name_);
+  }
+  const char* name_;
+  std::string old_;
+  bool had_ = false;
+};
+
+std::string error_of(const hytask::config& c = {}) {
+  try {
+    (void)hytask::settings::resolve(c);
+  } catch (const hytask::config_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(Config, DefaultsAreSane) {
+  auto s = hytask::settings::resolve();
+  EXPECT_GE(s.threads, 1u);
+  EXPECT_GE(s.max_tasks, 16u);
+  EXPECT_GE(s.stack_size, 16u * 1024);
+  EXPECT_TRUE(s.trace.empty());
+}
+
+TEST(Config, EnvironmentOverridesDefault) {
+  env_guard a("HYTASK_THREADS", "3"), b("HYTASK_STACK_SIZE", "1M"), c("HYTASK_PIN", "cores");
+  auto s = hytask::settings::resolve();
+  EXPECT_EQ(s.threads, 3u);
+  EXPECT_EQ(s.stack_size, 1024u * 1024);
+  EXPECT_EQ(s.pin, hytask::pin_policy::cores);
+}
+
+TEST(Config, ExplicitFieldWinsOverEnvironment) {
+  env_guard a("HYTASK_THREADS", "3");
+  auto s = hytask::settings::resolve(hytask::config{.threads = 2});
+  EXPECT_EQ(s.threads, 2u);
+}
+
+TEST(Config, InvalidEnvironmentValueNamesVariableValueAndAllowed) {
+  env_guard a("HYTASK_THREADS", "lots");
+  std::string msg = error_of();
+  EXPECT_NE(msg.find("HYTASK_THREADS"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("'lots'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("auto"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("4096"), std::string::npos) << msg;
+}
+
+TEST(Config, EveryKnobRejectsGarbage) {
+  for (const auto& k : hytask::describe_knobs()) {
+    if (k.variable == "HYTASK_TRACE") continue;  // any path is valid
+    env_guard g(k.variable.c_str(), "not-a-value");
+    std::string msg = error_of();
+    EXPECT_NE(msg.find(k.variable), std::string::npos) << k.variable << ": " << msg;
+    EXPECT_NE(msg.find("not-a-value"), std::string::npos) << msg;
+  }
+}
+
+TEST(Config, OutOfRangeValuesAreRejected) {
+  {
+    env_guard g("HYTASK_THREADS", "0");
+    EXPECT_NE(error_of().find("HYTASK_THREADS"), std::string::npos);
+  }
+  {
+    env_guard g("HYTASK_STACK_SIZE", "1K");
+    EXPECT_NE(error_of().find("HYTASK_STACK_SIZE"), std::string::npos);
+  }
+  {
+    env_guard g("HYTASK_MAX_TASKS", "-5");
+    EXPECT_NE(error_of().find("HYTASK_MAX_TASKS"), std::string::npos);
+  }
+}
+
+TEST(Config, InvalidExplicitFieldIsRejected) {
+  std::string msg = error_of(hytask::config{.threads = 0});
+  EXPECT_NE(msg.find("threads"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("HYTASK_THREADS"), std::string::npos) << msg;
+}
+
+TEST(Config, RuntimeConstructorFailsOnInvalidValue) {
+  env_guard g("HYTASK_SPIN_US", "forever");
+  EXPECT_THROW(hytask::runtime rt, hytask::config_error);
+  EXPECT_FALSE(hytask::runtime::active());
+}
+
+TEST(Config, ParseSize) {
+  EXPECT_EQ(hytask::parse_size("4096"), 4096u);
+  EXPECT_EQ(hytask::parse_size("256K"), 256u * 1024);
+  EXPECT_EQ(hytask::parse_size("256KiB"), 256u * 1024);
+  EXPECT_EQ(hytask::parse_size(" 2m "), 2u * 1024 * 1024);
+  EXPECT_EQ(hytask::parse_size("1G"), 1024u * 1024 * 1024);
+  EXPECT_FALSE(hytask::parse_size("12Q"));
+  EXPECT_FALSE(hytask::parse_size(""));
+  EXPECT_FALSE(hytask::parse_size("K"));
+}
+
+TEST(Config, DescribeKnobsReportsSources) {
+  env_guard g("HYTASK_SPIN_US", "7");
+  auto knobs = hytask::describe_knobs(hytask::config{.max_tasks = 100});
+  bool saw_env = false, saw_config = false;
+  for (const auto& k : knobs) {
+    EXPECT_EQ(k.variable.rfind("HYTASK_", 0), 0u);
+    EXPECT_FALSE(k.allowed.empty());
+    EXPECT_FALSE(k.help.empty());
+    if (k.variable == "HYTASK_SPIN_US") {
+      EXPECT_EQ(k.value, "7");
+      EXPECT_EQ(k.source, "environment");
+      saw_env = true;
+    }
+    if (k.variable == "HYTASK_MAX_TASKS") {
+      EXPECT_EQ(k.value, "100");
+      EXPECT_EQ(k.source, "config");
+      saw_config = true;
+    }
+  }
+  EXPECT_TRUE(saw_env && saw_config);
+}
+
+TEST(Config, RuntimeReportsResolvedSettings) {
+  hytask::runtime rt(hytask::config{.threads = 2, .max_tasks = 512});
+  EXPECT_EQ(rt.settings().threads, 2u);
+  EXPECT_EQ(rt.settings().max_tasks, 512u);
+  EXPECT_EQ(hytask::worker_count(), 2u);
+}

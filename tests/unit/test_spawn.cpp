@@ -1,0 +1,225 @@
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hytask/hytask.hpp"
+#include "test_util.hpp"
+
+using namespace std::chrono_literals;
+
+class Spawn : public ::testing::TestWithParam<unsigned> {};
+
+TEST_P(Spawn, RunsEveryTaskOnce) {
+  hytask::runtime rt(hytask::config{.threads = GetParam()});
+  const long n = hytask_test::scaled(100000);
+  std::vector<std::atomic<int>> hits(static_cast<std::size_t>(n));
+  for (long i = 0; i < n; ++i) hytask::spawn([&hits, i] { hits[static_cast<std::size_t>(i)]++; });
+  hytask::wait_all();
+  for (long i = 0; i < n; ++i) ASSERT_EQ(hits[static_cast<std::size_t>(i)].load(), 1) << i;
+}
+
+long fib(long n) {
+  if (n < 2) return n;
+  long a = 0, b = 0;
+  hytask::spawn([&a, n] { a = fib(n - 1); });
+  hytask::spawn([&b, n] { b = fib(n - 2); });
+  hytask::wait_all();
+  return a + b;
+}
+
+TEST_P(Spawn, NestedSpawnsWithWaitAll) {
+  hytask::runtime rt(hytask::config{.threads = GetParam()});
+  long r = 0;
+  hytask::spawn([&r] { r = fib(hytask_test::sanitized() ? 15 : 22); });
+  hytask::wait_all();
+  EXPECT_EQ(r, hytask_test::sanitized() ? 610 : 17711);
+}
+
+TEST_P(Spawn, TaskCompletesOnlyAfterItsChildren) {
+  // The child is not waited for explicitly: the dependent task must still see its effect.
+  hytask::runtime rt(hytask::config{.threads = GetParam()});
+  for (int rep = 0; rep < 50; ++rep) {
+    int x = 0, seen = -1;
+    hytask::spawn(
+        [&x] {
+          hytask::spawn([&x] {
+            std::this_thread::sleep_for(1ms);
+            x = 42;
+          });
+        },
+        hytask::inout(x));
+    hytask::spawn([&x, &seen] { seen = x; }, hytask::in(x));
+    hytask::wait_all();
+    ASSERT_EQ(seen, 42);
+  }
+}
+
+TEST_P(Spawn, ExceptionReachesWaitAll) {
+  hytask::runtime rt(hytask::config{.threads = GetParam()});
+  std::atomic<int> ran{0};
+  for (int i = 0; i < 100; ++i)
+    hytask::spawn([&ran, i] {
+      ran++;
+      if (i == 37) throw std::runtime_error("task 37 failed");
+    });
+  try {
+    hytask::wait_all();
+    FAIL() << "wait_all did not rethrow";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "task 37 failed");
+  }
+  EXPECT_EQ(ran.load(), 100);  // the other tasks still ran
+  EXPECT_NO_THROW(hytask::wait_all());  // an exception is delivered once
+}
+
+TEST_P(Spawn, ExceptionOfGrandchildPropagatesThroughParent) {
+  hytask::runtime rt(hytask::config{.threads = GetParam()});
+  hytask::spawn([] { hytask::spawn([] { throw std::logic_error("deep"); }); });
+  EXPECT_THROW(hytask::wait_all(), std::logic_error);
+}
+
+TEST_P(Spawn, ExceptionCaughtByParentWaitAll) {
+  hytask::runtime rt(hytask::config{.threads = GetParam()});
+  std::atomic<bool> caught{false};
+  hytask::spawn([&caught] {
+    hytask::spawn([] { throw std::runtime_error("child"); });
+    try {
+      hytask::wait_all();
+    } catch (const std::runtime_error&) {
+      caught = true;
+    }
+  });
+  EXPECT_NO_THROW(hytask::wait_all());
+  EXPECT_TRUE(caught.load());
+}
+
+TEST_P(Spawn, RuntimeDestructorWaitsForTasks) {
+  std::atomic<int> done{0};
+  {
+    hytask::runtime rt(hytask::config{.threads = GetParam()});
+    for (int i = 0; i < 64; ++i)
+      hytask::spawn([&done] {
+        std::this_thread::sleep_for(1ms);
+        done++;
+      });
+  }
+  EXPECT_EQ(done.load(), 64);
+}
+
+TEST_P(Spawn, ShutdownRethrowsUncollectedException) {
+  hytask::runtime rt(hytask::config{.threads = GetParam()});
+  hytask::spawn([] { throw std::runtime_error("nobody waited"); });
+  EXPECT_THROW(rt.shutdown(), std::runtime_error);
+}
+
+TEST_P(Spawn, NamesAndIdsAreVisibleInsideTasks) {
+  hytask::runtime rt(hytask::config{.threads = GetParam()});
+  std::string name;
+  std::uint64_t id = 0;
+  bool inside = false;
+  std::string dynamic = "built-" + std::to_string(GetParam());
+  hytask::spawn({.name = dynamic}, [&] {
+    name = std::string(hytask::this_task::name());
+    id = hytask::this_task::id();
+    inside = hytask::this_task::inside_task();
+  });
+  dynamic = "overwritten";  // the name was copied at spawn
+  hytask::wait_all();
+  EXPECT_EQ(name, "built-" + std::to_string(GetParam()));
+  EXPECT_NE(id, 0u);
+  EXPECT_TRUE(inside);
+  EXPECT_FALSE(hytask::this_task::inside_task());
+  EXPECT_EQ(hytask::worker_index(), 0);
+}
+
+TEST_P(Spawn, LargeCapturesAreStoredOnTheHeap) {
+  hytask::runtime rt(hytask::config{.threads = GetParam()});
+  std::array<long, 64> big{};
+  for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<long>(i);
+  std::atomic<long> sum{0};
+  for (int k = 0; k < 100; ++k)
+    hytask::spawn([big, &sum] {
+      long s = 0;
+      for (long v : big) s += v;
+      sum += s;
+    });
+  hytask::wait_all();
+  EXPECT_EQ(sum.load(), 100 * (63 * 64 / 2));
+}
+
+INSTANTIATE_TEST_SUITE_P(Threads, Spawn, ::testing::Values(1u, 2u, 4u));
+
+TEST(SpawnPriority, HighPriorityRunsFirst) {
+  hytask::runtime rt(hytask::config{.threads = 1});
+  std::vector<int> order;
+  for (int i = 0; i < 10; ++i) hytask::spawn([&order, i] { order.push_back(i); });
+  hytask::spawn({.priority = 1}, [&order] { order.push_back(100); });
+  hytask::wait_all();
+  ASSERT_EQ(order.size(), 11u);
+  EXPECT_EQ(order.front(), 100);
+}
+
+TEST(SpawnMisuse, WithoutRuntime) {
+  try {
+    hytask::spawn([] {});
+    FAIL();
+  } catch (const hytask::usage_error& e) {
+    EXPECT_NE(std::string(e.what()).find("no hytask::runtime"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(hytask::wait_all(), hytask::usage_error);
+}
+
+TEST(SpawnMisuse, FromForeignThread) {
+  hytask::runtime rt(hytask::config{.threads = 2});
+  std::string msg;
+  std::thread([&msg] {
+    try {
+      hytask::spawn([] {});
+    } catch (const hytask::usage_error& e) {
+      msg = e.what();
+    }
+  }).join();
+  EXPECT_NE(msg.find("not a hytask worker"), std::string::npos) << msg;
+}
+
+TEST(SpawnMisuse, SecondRuntime) {
+  hytask::runtime rt(hytask::config{.threads = 1});
+  try {
+    hytask::runtime other(hytask::config{.threads = 1});
+    FAIL();
+  } catch (const hytask::usage_error& e) {
+    EXPECT_NE(std::string(e.what()).find("already exists"), std::string::npos);
+  }
+  hytask::spawn([] {});  // the first one still works
+  hytask::wait_all();
+}
+
+TEST(SpawnMisuse, NullRegion) {
+  hytask::runtime rt(hytask::config{.threads = 1});
+  double* p = nullptr;
+  try {
+    hytask::spawn([] {}, hytask::in(p, 10));
+    FAIL();
+  } catch (const hytask::usage_error& e) {
+    EXPECT_NE(std::string(e.what()).find("null pointer"), std::string::npos) << e.what();
+  }
+  hytask::spawn([] {}, hytask::in(p, 0));  // an empty region is no dependency
+  hytask::wait_all();
+}
+
+TEST(Idle, IdleRuntimeUsesNoCpu) {
+  hytask::runtime rt(hytask::config{.threads = 2});
+  std::atomic<long> sink{0};
+  for (int i = 0; i < 1000; ++i) hytask::spawn([&sink, i] { sink += i; });
+  hytask::wait_all();
+  std::this_thread::sleep_for(50ms);  // let workers finish spinning
+  double before = hytask_test::cpu_seconds();
+  std::this_thread::sleep_for(500ms);
+  double used = hytask_test::cpu_seconds() - before;
+  EXPECT_LT(used, 0.02) << "idle workers used " << used << " s of CPU in 0.5 s";
+}

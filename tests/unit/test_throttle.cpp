@@ -1,0 +1,105 @@
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "hytask/hytask.hpp"
+#include "test_util.hpp"
+
+using namespace std::chrono_literals;
+
+namespace {
+
+// Counts the task bodies that exist (spawned, not yet destroyed).
+std::atomic<long> g_live{0};
+std::atomic<long> g_peak{0};
+
+struct tracked {
+  tracked() { bump(); }
+  tracked(const tracked&) { bump(); }
+  tracked(tracked&&) noexcept { bump(); }
+  ~tracked() { g_live--; }
+  static void bump() {
+    long v = ++g_live;
+    long p = g_peak.load();
+    while (v > p && !g_peak.compare_exchange_weak(p, v)) {
+    }
+  }
+};
+
+}  // namespace
+
+TEST(Throttle, TasksInFlightStayNearTheLimit) {
+  const std::size_t limit = 256;
+  hytask::runtime rt(hytask::config{.threads = 2, .max_tasks = limit});
+  g_live = 0;
+  g_peak = 0;
+  std::atomic<long> ran{0};
+  for (int i = 0; i < 100000; ++i)
+    hytask::spawn([t = tracked{}, &ran] { ran++; });
+  hytask::wait_all();
+  EXPECT_EQ(ran.load(), 100000);
+  // Counters are published in batches of 64 per worker.
+  EXPECT_LE(g_peak.load(), static_cast<long>(limit + 64 * 2 + 8)) << "peak " << g_peak.load();
+}
+
+TEST(Throttle, TenMillionDependentTasksRunInBoundedMemory) {
+  hytask::runtime rt(hytask::config{.threads = 2});
+  const long n = hytask_test::scaled(10000000);
+  std::vector<long> slots(64, 0);
+  long rss_before = hytask_test::current_rss_kib();
+  std::uint64_t rng = 12345;
+  for (long i = 0; i < n; ++i) {
+    rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+    long* a = &slots[(rng >> 33) % 64];
+    long* b = &slots[(rng >> 40) % 64];
+    hytask::spawn([a, b] { *a += *b + 1; }, hytask::inout(*a), hytask::in(*b));
+  }
+  hytask::wait_all();
+  long grown = hytask_test::peak_rss_kib() - rss_before;
+  // Unthrottled, 10 million tasks would need gigabytes; in flight they are 16384.
+  EXPECT_LT(grown, 256 * 1024) << "peak RSS grew by " << grown << " KiB";
+}
+
+TEST(Throttle, IndependentTasksRunInBoundedMemory) {
+  hytask::runtime rt(hytask::config{.threads = 2});
+  const long n = hytask_test::scaled(10000000);
+  std::atomic<long> sum{0};
+  long rss_before = hytask_test::current_rss_kib();
+  for (long i = 0; i < n; ++i) hytask::spawn([&sum] { sum.fetch_add(1, std::memory_order_relaxed); });
+  hytask::wait_all();
+  EXPECT_EQ(sum.load(), n);
+  long grown = hytask_test::peak_rss_kib() - rss_before;
+  EXPECT_LT(grown, 256 * 1024) << "peak RSS grew by " << grown << " KiB";
+}
+
+TEST(Throttle, DoesNotDeadlockWhenEveryTaskInFlightIsSuspended) {
+  // The tasks in flight wait for an event that only a later task sets: spawning must go on.
+  hytask::runtime rt(hytask::config{.threads = 2, .max_tasks = 16});
+  hytask::event e;
+  std::atomic<int> woke{0};
+  for (int i = 0; i < 100; ++i)
+    hytask::spawn([&] {
+      e.wait();
+      woke++;
+    });
+  hytask::spawn([&e] { e.set(); });
+  hytask::wait_all();
+  EXPECT_EQ(woke.load(), 100);
+}
+
+TEST(Throttle, TaskThatSpawnsManyChildrenIsThrottledToo) {
+  hytask::runtime rt(hytask::config{.threads = 2, .max_tasks = 64});
+  g_live = 0;
+  g_peak = 0;
+  std::atomic<long> ran{0};
+  hytask::spawn([&ran] {
+    for (int i = 0; i < 20000; ++i) hytask::spawn([t = tracked{}, &ran] { ran++; });
+    hytask::wait_all();
+  });
+  hytask::wait_all();
+  EXPECT_EQ(ran.load(), 20000);
+  EXPECT_LE(g_peak.load(), 64 + 64 * 2 + 8);
+}

@@ -1,0 +1,41 @@
+// hytask-info: the version, every knob with its value and where it came from, and the
+// machine as the runtime sees it. Exits with status 2 (and the reason) on an invalid knob.
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "hytask/hytask.hpp"
+
+int main(int argc, char** argv) {
+  if (argc > 1 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
+    std::printf(
+        "usage: hytask-info\n\n"
+        "Prints the hytask version, every HYTASK_* knob with its current value and source\n"
+        "(default, environment), and the topology the runtime detects.\n");
+    return 0;
+  }
+  if (argc > 1) {
+    std::fprintf(stderr, "hytask-info: unknown argument '%s' (try --help)\n", argv[1]);
+    return 2;
+  }
+  std::printf("hytask %s\n\n", hytask::version);
+  try {
+    auto knobs = hytask::describe_knobs();
+    std::size_t wv = 8, wval = 5;
+    for (const auto& k : knobs) {
+      wv = std::max(wv, k.variable.size());
+      wval = std::max(wval, k.value.size());
+    }
+    std::printf("%-*s  %-*s  %-11s  %s\n", static_cast<int>(wv), "variable", static_cast<int>(wval),
+                "value", "source", "meaning (accepted values)");
+    for (const auto& k : knobs)
+      std::printf("%-*s  %-*s  %-11s  %s (%s)\n", static_cast<int>(wv), k.variable.c_str(),
+                  static_cast<int>(wval), k.value.c_str(), k.source.c_str(), k.help.c_str(),
+                  k.allowed.c_str());
+  } catch (const hytask::config_error& e) {
+    std::fprintf(stderr, "hytask-info: %s\n", e.what());
+    return 2;
+  }
+  std::printf("\ntopology: %s\n", hytask::describe_topology().c_str());
+  return 0;
+}
