@@ -11,6 +11,8 @@
 #include <memory>
 #include <vector>
 
+#include "core/sanitizers.hpp"
+
 namespace hytask::core {
 
 template <class T>
@@ -20,8 +22,14 @@ class ws_deque {
   struct ring {
     explicit ring(std::int64_t cap) : mask(cap - 1), slots(new std::atomic<T>[cap]) {}
     std::int64_t capacity() const { return mask + 1; }
-    T get(std::int64_t i) const { return slots[i & mask].load(std::memory_order_relaxed); }
-    void put(std::int64_t i, T v) { slots[i & mask].store(v, std::memory_order_relaxed); }
+    T get(std::int64_t i) const {
+      return slots[i & mask].load(fences_visible ? std::memory_order_relaxed
+                                                 : std::memory_order_acquire);
+    }
+    void put(std::int64_t i, T v) {
+      slots[i & mask].store(v, fences_visible ? std::memory_order_relaxed
+                                              : std::memory_order_release);
+    }
     std::int64_t mask;
     std::unique_ptr<std::atomic<T>[]> slots;
   };
@@ -41,17 +49,27 @@ class ws_deque {
     ring* r = ring_.load(std::memory_order_relaxed);
     if (b - t > r->capacity() - 1) r = grow(r, t, b);
     r->put(b, v);
-    std::atomic_thread_fence(std::memory_order_release);
-    bottom_.store(b + 1, std::memory_order_relaxed);
+    if constexpr (fences_visible) {
+      std::atomic_thread_fence(std::memory_order_release);
+      bottom_.store(b + 1, std::memory_order_relaxed);
+    } else {
+      bottom_.store(b + 1, std::memory_order_seq_cst);
+    }
   }
 
   // Owner end: last in, first out.
   T pop() {
     std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;
     ring* r = ring_.load(std::memory_order_relaxed);
-    bottom_.store(b, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    std::int64_t t = top_.load(std::memory_order_relaxed);
+    std::int64_t t;
+    if constexpr (fences_visible) {
+      bottom_.store(b, std::memory_order_relaxed);
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      t = top_.load(std::memory_order_relaxed);
+    } else {
+      bottom_.store(b, std::memory_order_seq_cst);
+      t = top_.load(std::memory_order_seq_cst);
+    }
     if (t > b) {  // empty
       bottom_.store(b + 1, std::memory_order_relaxed);
       return nullptr;
@@ -68,9 +86,11 @@ class ws_deque {
 
   // Thief end: first in, first out.
   T steal() {
-    std::int64_t t = top_.load(std::memory_order_acquire);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    std::int64_t b = bottom_.load(std::memory_order_acquire);
+    std::int64_t t = top_.load(fences_visible ? std::memory_order_acquire
+                                              : std::memory_order_seq_cst);
+    if constexpr (fences_visible) std::atomic_thread_fence(std::memory_order_seq_cst);
+    std::int64_t b = bottom_.load(fences_visible ? std::memory_order_acquire
+                                                 : std::memory_order_seq_cst);
     if (t >= b) return nullptr;
     ring* r = ring_.load(std::memory_order_acquire);
     T v = r->get(t);

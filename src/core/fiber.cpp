@@ -11,20 +11,7 @@
 #include <system_error>
 #include <unistd.h>
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define HYTASK_ASAN 1
-#endif
-#if __has_feature(thread_sanitizer)
-#define HYTASK_TSAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#define HYTASK_ASAN 1
-#endif
-#if defined(__SANITIZE_THREAD__)
-#define HYTASK_TSAN 1
-#endif
+#include "core/sanitizers.hpp"
 
 #ifdef HYTASK_ASAN
 #include <sanitizer/asan_interface.h>
@@ -194,6 +181,11 @@ fiber* create_fiber(std::size_t stack_size) {
   f->map_size = total;
   f->stack_bottom = base + guard_bytes;
   f->stack_size = usable;
+#ifdef HYTASK_ASAN
+  // Frames of fibers that never return leave poisoned redzones behind; a new stack mapped at
+  // the same address must not inherit them.
+  ASAN_UNPOISON_MEMORY_REGION(base + guard_bytes, usable);
+#endif
   f->ctx = bctx::make_fcontext(base + total, usable, &fiber_entry);
 #ifdef HYTASK_TSAN
   f->tsan_fiber = __tsan_create_fiber(0);
@@ -205,6 +197,9 @@ void destroy_fiber(fiber* f) {
   if (!f) return;
 #ifdef HYTASK_TSAN
   if (f->tsan_fiber) __tsan_destroy_fiber(f->tsan_fiber);
+#endif
+#ifdef HYTASK_ASAN
+  if (f->map) ASAN_UNPOISON_MEMORY_REGION(f->map + guard_bytes, f->map_size - guard_bytes);
 #endif
   if (f->map) ::munmap(f->map, f->map_size);
   delete f;

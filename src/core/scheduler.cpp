@@ -9,6 +9,7 @@
 
 #include "core/dependency.hpp"
 #include "core/futex.hpp"
+#include "core/sanitizers.hpp"
 #include "core/topology.hpp"
 #include "hytask/errors.hpp"
 #include "trace/trace.hpp"
@@ -191,7 +192,8 @@ void scheduler::shutdown() {
         auto* s = static_cast<scheduler*>(self);
         worker* w0 = s->workers_[0];
         std::int32_t cached = w0->done_parent == &s->root_ ? w0->done_count : 0;
-        return s->root_.alive.load(std::memory_order_acquire) - cached == 1;
+        return s->root_.alive.load(std::memory_order_acquire) - cached == 1 &&
+               !s->mailbox_pending(w0);
       },
       this);
   root_.waiting.store(0, std::memory_order_relaxed);
@@ -251,6 +253,7 @@ task* scheduler::allocate(worker* w) {
 
 void scheduler::free_task(worker* w, task* t) {
   if (t->extra_edges) detail::free_extra_edges(t);
+  if (t->error) t->error = nullptr;  // a pooled record must not keep an exception alive
   if (w == nullptr) {
     std::lock_guard<std::mutex> lock(pool_mutex_);
     pool_.push_back(t);
@@ -303,7 +306,7 @@ void scheduler::after_park(fiber* from, void* arg) {
 
 void scheduler::push_ready(worker* w, task* t) {
   (t->priority > 0 ? w->high : w->normal).push(t);
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  full_fence();
   if (sleepers_.load(std::memory_order_relaxed) > 0) wake_one();
 }
 
@@ -318,7 +321,7 @@ void scheduler::inject(task* t) {
     injected_.push_back(t);
     has_injected_.store(true, std::memory_order_relaxed);
   }
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  full_fence();
   if (sleepers_.load(std::memory_order_relaxed) > 0) wake_one();
 }
 
@@ -338,7 +341,7 @@ void scheduler::post_to_mailbox(unsigned index, task* t) {
     t->link = head;
   } while (!w->mailbox.compare_exchange_weak(head, t, std::memory_order_release,
                                              std::memory_order_relaxed));
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  full_fence();
   wake(w);
 }
 
@@ -446,7 +449,12 @@ void scheduler::fiber_main() {
 
 bool scheduler::should_go_home(worker* w, bool found_nothing) {
   if (w->help_pred) return w->help_pred(w->help_arg, found_nothing);
-  return stopping_.load(std::memory_order_acquire);
+  // Cancelled loop participants may still sit in the mailbox: run (and free) them first.
+  return stopping_.load(std::memory_order_acquire) && !mailbox_pending(w);
+}
+
+bool scheduler::mailbox_pending(const worker* w) const {
+  return w->mailbox_local != nullptr || w->mailbox.load(std::memory_order_acquire) != nullptr;
 }
 
 void scheduler::go_home(worker* w) {
@@ -586,7 +594,7 @@ void scheduler::idle(worker* w) {
 
   w->sleep_word.store(asleep, std::memory_order_seq_cst);
   sleepers_.fetch_add(1, std::memory_order_seq_cst);
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  full_fence();
   if (!work_visible(w) && !should_go_home(w, false)) {
     // Helping predicates that nobody signals (throttling) are re-checked periodically.
     const long timeout = w->help_poll ? 200000L : -1L;

@@ -146,6 +146,7 @@ class scheduler {
   void idle(worker* w);
   void go_home(worker* w);
   bool should_go_home(worker* w, bool found_nothing);
+  bool mailbox_pending(const worker* w) const;
   void wake_one();
   void wake(worker* w);
   fiber* take_fiber(worker* w);

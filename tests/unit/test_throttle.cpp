@@ -48,13 +48,13 @@ TEST(Throttle, TasksInFlightStayNearTheLimit) {
 TEST(Throttle, TenMillionDependentTasksRunInBoundedMemory) {
   hytask::runtime rt(hytask::config{.threads = 2});
   const long n = hytask_test::scaled(10000000);
-  std::vector<long> slots(64, 0);
+  std::vector<unsigned long> slots(64, 0);
   long rss_before = hytask_test::current_rss_kib();
   std::uint64_t rng = 12345;
   for (long i = 0; i < n; ++i) {
     rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
-    long* a = &slots[(rng >> 33) % 64];
-    long* b = &slots[(rng >> 40) % 64];
+    unsigned long* a = &slots[(rng >> 33) % 64];
+    unsigned long* b = &slots[(rng >> 40) % 64];
     hytask::spawn([a, b] { *a += *b + 1; }, hytask::inout(*a), hytask::in(*b));
   }
   hytask::wait_all();
