@@ -92,7 +92,7 @@ const std::vector<knob>& knobs() {
 
       {"HYTASK_MAX_TASKS", "max_tasks", "an integer from 16 to 1000000000",
        "tasks in flight (created, not completed) before spawn runs tasks instead of creating more",
-       [](settings& s) { s.max_tasks = 16384; },
+       [](settings& s) { s.max_tasks = 4096; },
        [](const std::string& t, settings& s) {
          auto v = parse_uint(t);
          if (!v || *v < 16 || *v > 1000000000) return false;

@@ -40,9 +40,8 @@ inline task* spawn_common(core::worker* w) {
   task* parent = w->current_task ? w->current_task : s->root();
   task* t = s->allocate(w);
   t->parent = parent;
-  t->id = w->next_id;
-  w->next_id += s->size();
-  parent->alive.fetch_add(1, std::memory_order_relaxed);
+  ++parent->unpublished;  // published in one atomic add at wait_all or when the body ends
+  parent->flags |= flag_parent;
   s->note_spawn(w);
   return t;
 }
@@ -60,7 +59,7 @@ task* new_task() { return spawn_common(require_worker("spawn")); }
 task* new_task(int priority, std::string_view name) {
   task* t = spawn_common(require_worker("spawn"));
   t->priority = priority > 0 ? 1 : 0;
-  t->name = core::intern_name(name);
+  if (!name.empty()) t->name = core::intern_name(name);
   return t;
 }
 
@@ -87,6 +86,11 @@ void spawn_context::region(const void* addr, std::size_t bytes, access_mode mode
 void spawn_context::submit() {
   if (parent_->domain) parent_->domain->finish_spawn();
   task_->refs.store(task_->tracker_refs > 0 ? 2 : 1, std::memory_order_relaxed);
+  if (edges_ == 0 && external_ == 0) {  // nobody can touch pending: no atomic needed
+    task_->pending.store(0, std::memory_order_relaxed);
+    core::scheduler::instance()->push_ready(core::current_worker(), task_);
+    return;
+  }
   const std::int32_t drop = spawn_bias - edges_ - external_;
   if (task_->pending.fetch_sub(drop, std::memory_order_acq_rel) == drop)
     core::scheduler::instance()->push_ready(core::current_worker(), task_);
@@ -98,8 +102,6 @@ void release_external(task* t) {
 }
 
 }  // namespace detail
-
-void region_access::apply(detail::spawn_context& ctx) const { ctx.region(addr, bytes, mode); }
 
 void wait_all() {
   core::worker* w = detail::require_worker("wait_all");
@@ -126,7 +128,7 @@ std::string_view name() {
 
 std::uint64_t id() {
   core::worker* w = core::current_worker();
-  return (w != nullptr && w->current_task != nullptr) ? w->current_task->id : 0;
+  return (w != nullptr && w->current_task != nullptr) ? core::task_id(w, w->current_task) : 0;
 }
 
 }  // namespace this_task

@@ -7,57 +7,45 @@
 namespace hytask::detail {
 namespace {
 
-constexpr int edges_per_block = 8;
-
-struct edge_block {
-  edge_block* next;
-  edge e[edges_per_block];
-};
-
-edge* allocate_edge(task* succ) {
-  int i = succ->used_edges++;
-  if (i < task_inline_edges) return &succ->edges[i];
-  int k = (i - task_inline_edges) % edges_per_block;
-  if (k == 0) {
-    auto* b = new edge_block;
-    b->next = reinterpret_cast<edge_block*>(succ->extra_edges);
-    succ->extra_edges = reinterpret_cast<edge*>(b);
-  }
-  return &reinterpret_cast<edge_block*>(succ->extra_edges)->e[k];
-}
-
 bool completed(const task* t) {
-  return t->successors.load(std::memory_order_acquire) == core::closed_list;
-}
-
-inline std::size_t hash_of(std::uintptr_t key, std::size_t mask) {
-  return static_cast<std::size_t>(((key >> 3) * 0x9E3779B97F4A7C15ull) >> 20) & mask;
+  return t->nsucc.load(std::memory_order_acquire) == successors_closed;
 }
 
 }  // namespace
 
-void free_extra_edges(task* t) {
-  auto* b = reinterpret_cast<edge_block*>(t->extra_edges);
+void free_successor_blocks(task* t) {
+  successor_block* b = t->succ_blocks;
   while (b) {
-    edge_block* n = b->next;
+    successor_block* n = b->next;
     delete b;
     b = n;
   }
-  t->extra_edges = nullptr;
+  t->succ_blocks = t->succ_tail = nullptr;
 }
 
 int add_edge(task* pred, task* succ) {
   if (pred == succ) return 0;
-  edge* head = pred->successors.load(std::memory_order_acquire);
-  if (head == core::closed_list) return 0;
-  edge* e = allocate_edge(succ);
-  e->succ = succ;
-  do {
-    if (head == core::closed_list) return 0;  // completed meanwhile; the edge slot stays unused
-    e->next = head;
-  } while (!pred->successors.compare_exchange_weak(head, e, std::memory_order_acq_rel,
-                                                   std::memory_order_acquire));
-  return 1;
+  std::uint32_t n = pred->nsucc.load(std::memory_order_acquire);
+  if (n == successors_closed) return 0;
+  // Only this thread adds successors to pred, so slot n is ours until the CAS publishes it.
+  if (n < task_inline_successors) {
+    pred->succ[n] = succ;
+  } else {
+    std::uint32_t k = (n - task_inline_successors) % successor_block::slots;
+    if (k == 0) {
+      auto* b = new successor_block;
+      b->next = nullptr;
+      if (pred->succ_tail) pred->succ_tail->next = b;
+      else pred->succ_blocks = b;
+      pred->succ_tail = b;
+    }
+    pred->succ_tail->slot[k] = succ;
+  }
+  // Fails only if pred completed meanwhile; the written slot is then simply unused.
+  return pred->nsucc.compare_exchange_strong(n, n + 1, std::memory_order_release,
+                                             std::memory_order_relaxed)
+             ? 1
+             : 0;
 }
 
 dep_domain::~dep_domain() { clear(); }
@@ -79,15 +67,6 @@ void dep_domain::clear() {
 }
 
 // ---- index ---------------------------------------------------------------------------
-
-dep_domain::fragment* dep_domain::index_find(std::uintptr_t key) const {
-  if (keys_.empty()) return nullptr;
-  std::size_t mask = keys_.size() - 1;
-  for (std::size_t i = hash_of(key, mask);; i = (i + 1) & mask) {
-    if (keys_[i] == key) return values_[i];
-    if (keys_[i] == 0) return nullptr;
-  }
-}
 
 void dep_domain::index_grow() {
   std::vector<std::uintptr_t> old_keys(std::max<std::size_t>(64, keys_.size() * 2), 0);
@@ -139,14 +118,14 @@ void dep_domain::index_erase(std::uintptr_t key) {
 // ---- fragments -----------------------------------------------------------------------
 
 dep_domain::fragment* dep_domain::make_fragment(std::uintptr_t lo, std::uintptr_t hi) {
-  auto* f = new fragment{lo, hi, nullptr, {}};
+  auto* f = new fragment{lo, hi, nullptr, reader_list()};
   map_.emplace(lo, f);
   index_put(lo, f);
   return f;
 }
 
 dep_domain::fragment* dep_domain::split(fragment* f, std::uintptr_t at) {
-  auto* upper = new fragment{at, f->hi, f->writer, f->readers};
+  auto* upper = new fragment{at, f->hi, f->writer, reader_list(f->readers)};
   if (upper->writer) ++upper->writer->tracker_refs;
   for (task* r : upper->readers) ++r->tracker_refs;
   f->hi = at;
@@ -179,12 +158,14 @@ int dep_domain::apply(fragment& f, task* t, access_mode mode) {
     if (f.writer == t) return 0;  // already writes it: the stronger access wins
     if (f.writer) edges += add_edge(f.writer, t);
     if (!f.readers.empty() && f.readers.back() == t) return edges;
-    std::size_t n = f.readers.size();
+    std::uint32_t n = f.readers.size();
     if (n >= 8 && (n & (n - 1)) == 0) {  // amortised pruning of completed readers
-      auto keep = std::partition(f.readers.begin(), f.readers.end(),
-                                 [](task* r) { return !completed(r); });
-      for (auto it = keep; it != f.readers.end(); ++it) release(*it);
-      f.readers.erase(keep, f.readers.end());
+      std::uint32_t kept = 0;
+      for (task* r : f.readers) {
+        if (completed(r)) release(r);
+        else f.readers.begin()[kept++] = r;
+      }
+      f.readers.truncate(kept);
     }
     f.readers.push_back(t);
     ++t->tracker_refs;
@@ -208,11 +189,7 @@ int dep_domain::apply(fragment& f, task* t, access_mode mode) {
   return edges;
 }
 
-int dep_domain::access(task* t, std::uintptr_t lo, std::uintptr_t hi, access_mode mode) {
-  spawning_ = t;
-  // Fast path: exactly one fragment is this region.
-  if (fragment* f = index_find(lo); f && f->hi == hi) return apply(*f, t, mode);
-
+int dep_domain::access_slow(task* t, std::uintptr_t lo, std::uintptr_t hi, access_mode mode) {
   if (map_.size() >= sweep_at_) {
     sweep();
     sweep_at_ = std::max<std::size_t>(1024, 2 * map_.size());

@@ -22,6 +22,44 @@
 
 namespace hytask::detail {
 
+// The readers of a fragment since its last writer: a few inline, more on the heap.
+class reader_list {
+ public:
+  reader_list() = default;
+  reader_list(const reader_list& o) { for (task* t : o) push_back(t); }
+  reader_list& operator=(const reader_list&) = delete;
+  ~reader_list() { delete[] heap_; }
+
+  task** begin() { return heap_ ? heap_ : inline_; }
+  task** end() { return begin() + size_; }
+  task* const* begin() const { return heap_ ? heap_ : inline_; }
+  task* const* end() const { return begin() + size_; }
+  std::uint32_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  task* back() const { return begin()[size_ - 1]; }
+  void clear() { size_ = 0; }
+  void truncate(std::uint32_t n) { size_ = n; }
+  void push_back(task* t) {
+    if (size_ == capacity_) grow();
+    begin()[size_++] = t;
+  }
+
+ private:
+  void grow() {
+    std::uint32_t cap = capacity_ * 2;
+    auto* h = new task*[cap];
+    for (std::uint32_t i = 0; i < size_; ++i) h[i] = begin()[i];
+    delete[] heap_;
+    heap_ = h;
+    capacity_ = cap;
+  }
+  static constexpr std::uint32_t inline_count = 3;
+  task* inline_[inline_count];
+  task** heap_ = nullptr;
+  std::uint32_t size_ = 0;
+  std::uint32_t capacity_ = inline_count;
+};
+
 struct dep_domain {
   dep_domain() = default;
   dep_domain(const dep_domain&) = delete;
@@ -29,7 +67,13 @@ struct dep_domain {
   ~dep_domain();
 
   // Registers `t`'s access to [lo, hi); returns how many predecessors it must wait for.
-  int access(task* t, std::uintptr_t lo, std::uintptr_t hi, access_mode mode);
+  int access(task* t, std::uintptr_t lo, std::uintptr_t hi, access_mode mode) {
+    spawning_ = t;
+    // Fast path: exactly one fragment is this region.
+    fragment* f = index_find(lo);
+    if (f != nullptr && f->hi == hi) return apply(*f, t, mode);
+    return access_slow(t, lo, hi, mode);
+  }
   // Ends the registration of the task passed to access(): from now on its references are
   // counted like any other task's.
   void finish_spawn() { spawning_ = nullptr; }
@@ -41,9 +85,10 @@ struct dep_domain {
   struct fragment {
     std::uintptr_t lo, hi;
     task* writer = nullptr;
-    std::vector<task*> readers;  // readers since writer
+    reader_list readers;  // readers since writer
   };
 
+  int access_slow(task* t, std::uintptr_t lo, std::uintptr_t hi, access_mode mode);
   int apply(fragment& f, task* t, access_mode mode);
   fragment* make_fragment(std::uintptr_t lo, std::uintptr_t hi);
   fragment* split(fragment* f, std::uintptr_t at);  // returns the upper part
@@ -51,8 +96,18 @@ struct dep_domain {
   void release(task* t);
   void sweep();
 
+  static std::size_t hash_of(std::uintptr_t key, std::size_t mask) {
+    return static_cast<std::size_t>(((key >> 3) * 0x9E3779B97F4A7C15ull) >> 20) & mask;
+  }
   // Open-addressing index: fragment start -> fragment.
-  fragment* index_find(std::uintptr_t key) const;
+  fragment* index_find(std::uintptr_t key) const {
+    if (keys_.empty()) return nullptr;
+    const std::size_t mask = keys_.size() - 1;
+    for (std::size_t i = hash_of(key, mask);; i = (i + 1) & mask) {
+      if (keys_[i] == key) return values_[i];
+      if (keys_[i] == 0) return nullptr;
+    }
+  }
   void index_put(std::uintptr_t key, fragment* f);
   void index_erase(std::uintptr_t key);
   void index_grow();
@@ -67,7 +122,7 @@ struct dep_domain {
 
 // Adds the edge pred -> succ unless pred has completed; returns 1 if added.
 int add_edge(task* pred, task* succ);
-// Frees the heap edges of a task that is being recycled.
-void free_extra_edges(task* t);
+// Frees the overflow successor slots of a task that is being recycled.
+void free_successor_blocks(task* t);
 
 }  // namespace hytask::detail

@@ -5,6 +5,7 @@
 // because the number of tasks in flight is (HYTASK_MAX_TASKS).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -45,9 +46,13 @@ class ws_deque {
 
   void push(T v) {
     std::int64_t b = bottom_.load(std::memory_order_relaxed);
-    std::int64_t t = top_.load(std::memory_order_acquire);
     ring* r = ring_.load(std::memory_order_relaxed);
-    if (b - t > r->capacity() - 1) r = grow(r, t, b);
+    // top only grows, so a stale copy overestimates the size: re-read the line thieves
+    // write only when the ring looks full.
+    if (b - top_cache_ > r->capacity() - 1) {
+      top_cache_ = top_.load(std::memory_order_acquire);
+      if (b - top_cache_ > r->capacity() - 1) r = grow(r, top_cache_, b);
+    }
     r->put(b, v);
     if constexpr (fences_visible) {
       std::atomic_thread_fence(std::memory_order_release);
@@ -59,6 +64,11 @@ class ws_deque {
 
   // Owner end: last in, first out.
   T pop() {
+    // Cheap emptiness test first: an empty pop must not write bottom (thieves read that
+    // line) nor pay for the fence. A stale top is smaller than the real one, so
+    // "bottom <= top" seen here means empty.
+    if (bottom_.load(std::memory_order_relaxed) <= top_.load(std::memory_order_relaxed))
+      return nullptr;
     std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;
     ring* r = ring_.load(std::memory_order_relaxed);
     std::int64_t t;
@@ -104,6 +114,10 @@ class ws_deque {
   bool maybe_nonempty() const {
     return bottom_.load(std::memory_order_relaxed) > top_.load(std::memory_order_relaxed);
   }
+  std::int64_t size_estimate() const {
+    return std::max<std::int64_t>(
+        0, bottom_.load(std::memory_order_relaxed) - top_.load(std::memory_order_relaxed));
+  }
 
  private:
   ring* grow(ring* old, std::int64_t t, std::int64_t b) {
@@ -117,6 +131,7 @@ class ws_deque {
 
   alignas(64) std::atomic<std::int64_t> top_{0};
   alignas(64) std::atomic<std::int64_t> bottom_{0};
+  std::int64_t top_cache_ = 0;  // owner's last view of top_
   alignas(64) std::atomic<ring*> ring_{nullptr};
   std::vector<std::unique_ptr<ring>> rings_;
 };

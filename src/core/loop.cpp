@@ -70,29 +70,37 @@ void cancel_unstarted(loop_state* ls) {
   finish_participants(ls, cancelled);
 }
 
+// Runs one chunk; the caller adds the iterations to its local count, published once when
+// it runs out of work (a shared counter per chunk would bounce between cores).
 void run_range(loop_state* ls, std::int64_t lo, std::int64_t hi) {
-  if (lo >= hi) return;
-  if (!ls->failed.load(std::memory_order_relaxed)) {
-    try {
-      ls->body(ls->ctx, lo, hi);
-    } catch (...) {
-      if (!ls->failed.exchange(true)) ls->error = std::current_exception();
-    }
+  if (lo >= hi || ls->failed.load(std::memory_order_relaxed)) return;
+  try {
+    ls->body(ls->ctx, lo, hi);
+  } catch (...) {
+    if (!ls->failed.exchange(true)) ls->error = std::current_exception();
   }
-  const std::int64_t count = hi - lo;
-  if (ls->done.fetch_add(count, std::memory_order_acq_rel) + count == ls->n) cancel_unstarted(ls);
 }
 
-// static_ with a chunk: chunks q, q + P, q + 2P, ...
-void run_static_part(loop_state* ls, unsigned q) {
+void publish_done(loop_state* ls, std::int64_t count) {
+  if (count != 0 && ls->done.fetch_add(count, std::memory_order_acq_rel) + count == ls->n)
+    cancel_unstarted(ls);
+}
+
+// static_ with a chunk: chunks q, q + P, q + 2P, ...  Returns the iterations covered.
+std::int64_t run_static_part(loop_state* ls, unsigned q) {
   participant& p = ls->parts[q];
   if (ls->chunk <= 0) {
     run_range(ls, p.lo, p.hi);
-    return;
+    return p.hi - p.lo;
   }
+  std::int64_t covered = 0;
   const std::int64_t stride = ls->chunk * ls->parts_count;
-  for (std::int64_t lo = static_cast<std::int64_t>(q) * ls->chunk; lo < ls->n; lo += stride)
-    run_range(ls, lo, std::min(lo + ls->chunk, ls->n));
+  for (std::int64_t lo = static_cast<std::int64_t>(q) * ls->chunk; lo < ls->n; lo += stride) {
+    std::int64_t hi = std::min(lo + ls->chunk, ls->n);
+    run_range(ls, lo, hi);
+    covered += hi - lo;
+  }
+  return covered;
 }
 
 bool claim(participant& p) {
@@ -121,19 +129,22 @@ bool take_chunk(loop_state* ls, participant& p, bool from_front, std::int64_t& l
 
 void participate(loop_state* ls, unsigned q) {
   const std::vector<unsigned>& victims = core::scheduler::instance()->at(q).victims;
+  std::int64_t covered = 0;
   switch (ls->sched) {
     case schedule::static_: {
-      if (claim(ls->parts[q])) run_static_part(ls, q);
+      if (claim(ls->parts[q])) covered += run_static_part(ls, q);
       // Take over the blocks of participants that have not started (busy elsewhere).
       for (unsigned v : victims)
-        if (v < ls->parts_count && claim(ls->parts[v])) run_static_part(ls, v);
+        if (v < ls->parts_count && claim(ls->parts[v])) covered += run_static_part(ls, v);
       break;
     }
     case schedule::dynamic: {
       for (;;) {
         std::int64_t lo = ls->next.fetch_add(ls->chunk, std::memory_order_relaxed);
         if (lo >= ls->n) break;
-        run_range(ls, lo, std::min(lo + ls->chunk, ls->n));
+        std::int64_t hi = std::min(lo + ls->chunk, ls->n);
+        run_range(ls, lo, hi);
+        covered += hi - lo;
       }
       break;
     }
@@ -147,6 +158,7 @@ void participate(loop_state* ls, unsigned q) {
         size = std::min(size, remaining);
         if (ls->next.compare_exchange_weak(cur, cur + size, std::memory_order_relaxed)) {
           run_range(ls, cur, cur + size);
+          covered += size;
           cur = ls->next.load(std::memory_order_relaxed);
         }
       }
@@ -154,14 +166,21 @@ void participate(loop_state* ls, unsigned q) {
     }
     case schedule::static_ws: {
       std::int64_t lo, hi;
-      while (take_chunk(ls, ls->parts[q], true, lo, hi)) run_range(ls, lo, hi);
+      while (take_chunk(ls, ls->parts[q], true, lo, hi)) {
+        run_range(ls, lo, hi);
+        covered += hi - lo;
+      }
       for (unsigned v : victims) {
         if (v >= ls->parts_count) continue;
-        while (take_chunk(ls, ls->parts[v], false, lo, hi)) run_range(ls, lo, hi);
+        while (take_chunk(ls, ls->parts[v], false, lo, hi)) {
+          run_range(ls, lo, hi);
+          covered += hi - lo;
+        }
       }
       break;
     }
   }
+  publish_done(ls, covered);
 }
 
 struct ticket {
@@ -251,8 +270,6 @@ void run_loop(std::int64_t n, loop_body_fn body, void* ctx, schedule s, std::siz
     task* t = sched->allocate(w);
     t->flags |= flag_internal;
     t->name = name;
-    t->id = w->next_id;
-    w->next_id += P;
     t->on_complete = &ticket_complete;
     t->hook_arg = &ls->parts[q];
     emplace_callable(t, ticket{ls, q});

@@ -27,6 +27,7 @@ constexpr unsigned fiber_pool_cap = 32;
 constexpr unsigned task_cache_cap = 1024;
 constexpr unsigned task_batch = 256;
 constexpr std::int64_t inflight_publish = 64;
+constexpr std::int64_t steal_batch_max = 16;
 constexpr std::uint32_t awake = 0, asleep = 1, notified = 2;
 
 std::int64_t now_ns() {
@@ -35,27 +36,17 @@ std::int64_t now_ns() {
       .count();
 }
 
-void reset_task(task* t) {
+// Rewrites line 0 of a pooled record; the other lines are clean (see free_task).
+inline void reset_task(task* t) {
   t->invoke = nullptr;
   t->parent = nullptr;
-  t->name = nullptr;
-  t->id = 0;
-  t->priority = 0;
+  t->nsucc.store(0, std::memory_order_relaxed);
   t->flags = 0;
-  t->on_complete = nullptr;
-  t->hook_arg = nullptr;
+  t->priority = 0;
   t->pending.store(0, std::memory_order_relaxed);
-  t->alive.store(1, std::memory_order_relaxed);
+  t->alive.store(detail::body_share, std::memory_order_relaxed);
   t->refs.store(1, std::memory_order_relaxed);
   t->tracker_refs = 0;
-  t->successors.store(nullptr, std::memory_order_relaxed);
-  t->waiting.store(0, std::memory_order_relaxed);
-  t->has_error.store(false, std::memory_order_relaxed);
-  t->fiber = nullptr;
-  t->domain = nullptr;
-  t->link = nullptr;
-  t->used_edges = 0;
-  t->extra_edges = nullptr;
 }
 
 void record_error(task* t, std::exception_ptr e) {
@@ -92,6 +83,14 @@ struct park_args {
 
 [[gnu::noinline]] void set_current_worker(worker* w) noexcept { t_worker = w; }
 
+std::uint64_t task_id(worker* w, task* t) {
+  if (t->id == 0) {
+    t->id = w->next_id;
+    w->next_id += scheduler::instance()->size();
+  }
+  return t->id;
+}
+
 // ---- construction and shutdown -------------------------------------------------------
 
 scheduler::scheduler(const settings& s) : settings_(s) {
@@ -100,8 +99,8 @@ scheduler::scheduler(const settings& s) : settings_(s) {
         "hytask: a hytask::runtime already exists; create exactly one, in main, and keep it "
         "alive while tasks run");
   reset_task(&root_);
-  root_.flags = detail::flag_root | detail::flag_started;
   root_.name = "main";
+  root_.flags = detail::flag_root | detail::flag_started | detail::flag_parent;
   root_.refs.store(spawn_bias, std::memory_order_relaxed);
 
   const unsigned n = std::max(1u, settings_.threads);
@@ -185,6 +184,7 @@ void scheduler::shutdown() {
   if (current_worker() != w)
     throw usage_error("hytask: the runtime must be shut down by the thread that created it");
   flush_counts(w);
+  publish_children(&root_);
   root_.waiting.store(1, std::memory_order_seq_cst);
   help_until(
       w,
@@ -192,7 +192,7 @@ void scheduler::shutdown() {
         auto* s = static_cast<scheduler*>(self);
         worker* w0 = s->workers_[0];
         std::int32_t cached = w0->done_parent == &s->root_ ? w0->done_count : 0;
-        return s->root_.alive.load(std::memory_order_acquire) - cached == 1 &&
+        return s->root_.alive.load(std::memory_order_acquire) - cached == detail::body_share &&
                !s->mailbox_pending(w0);
       },
       this);
@@ -226,7 +226,7 @@ task* scheduler::allocate(worker* w) {
       for (std::size_t i = 0; i < take; ++i) {
         task* p = pool_.back();
         pool_.pop_back();
-        p->link = w->free_tasks;
+        p->parent = w->free_tasks;
         w->free_tasks = p;
       }
       w->free_count += static_cast<unsigned>(take);
@@ -237,7 +237,7 @@ task* scheduler::allocate(worker* w) {
         auto* arr = static_cast<task*>(mem);
         for (std::size_t i = 0; i < slab_tasks; ++i) {
           task* p = ::new (&arr[i]) task;
-          p->link = w->free_tasks;
+          p->parent = w->free_tasks;
           w->free_tasks = p;
         }
         w->free_count += slab_tasks;
@@ -245,27 +245,43 @@ task* scheduler::allocate(worker* w) {
     }
     t = w->free_tasks;
   }
-  w->free_tasks = t->link;
+  task* next = t->parent;
+  w->free_tasks = next;
   --w->free_count;
+  // Records often come back from another core: fetch the next one while this one is used.
+  if (next != nullptr) {
+    __builtin_prefetch(next, 1);
+    __builtin_prefetch(reinterpret_cast<char*>(next) + 64, 1);
+  }
   reset_task(t);
   return t;
 }
 
 void scheduler::free_task(worker* w, task* t) {
-  if (t->extra_edges) detail::free_extra_edges(t);
-  if (t->error) t->error = nullptr;  // a pooled record must not keep an exception alive
+  // Leave line 2 clean for the next user (allocate rewrites line 0 only).
+  if (t->succ_blocks) detail::free_successor_blocks(t);
+  if (t->name) t->name = nullptr;
+  if (t->id) t->id = 0;
+  if (t->has_error.load(std::memory_order_relaxed)) {
+    t->error = nullptr;  // a pooled record must not keep an exception alive
+    t->has_error.store(false, std::memory_order_relaxed);
+  }
+  if (t->flags & detail::flag_internal) {
+    t->on_complete = nullptr;
+    t->hook_arg = nullptr;
+  }
   if (w == nullptr) {
     std::lock_guard<std::mutex> lock(pool_mutex_);
     pool_.push_back(t);
     return;
   }
-  t->link = w->free_tasks;
+  t->parent = w->free_tasks;
   w->free_tasks = t;
   if (++w->free_count > task_cache_cap) {
     std::lock_guard<std::mutex> lock(pool_mutex_);
     for (unsigned i = 0; i < task_cache_cap / 2; ++i) {
       task* p = w->free_tasks;
-      w->free_tasks = p->link;
+      w->free_tasks = p->parent;
       pool_.push_back(p);
     }
     w->free_count -= task_cache_cap / 2;
@@ -375,8 +391,18 @@ task* scheduler::steal(worker* w) {
   }
   for (unsigned v : w->victims) {
     worker* o = workers_[v];
-    if (o->normal.maybe_nonempty())
-      if (task* t = o->normal.steal()) return t;
+    if (!o->normal.maybe_nonempty()) continue;
+    task* t = o->normal.steal();
+    if (t == nullptr) continue;
+    // A steal costs a few cache-line transfers; take a batch while the victim has plenty
+    // (the lines are now in this core's cache, so the next steals are cheap).
+    std::int64_t batch = std::min<std::int64_t>(steal_batch_max, o->normal.size_estimate() / 2);
+    for (std::int64_t k = 0; k < batch; ++k) {
+      task* more = o->normal.steal();
+      if (more == nullptr) break;
+      w->normal.push(more);
+    }
+    return t;
   }
   return nullptr;
 }
@@ -479,7 +505,7 @@ void scheduler::run(worker* w, task* t) {
   w->busy.store(true, std::memory_order_relaxed);
   if (trace::enabled()) w->slice_start = trace::now();
   if (t->flags & detail::flag_started) {
-    if (trace::enabled()) trace::instant("resume", "task", w->slice_start, t->id);
+    if (trace::enabled()) trace::instant("resume", "task", w->slice_start, task_id(w, t));
     // Resume: continue on the task's parked fiber; this fiber goes back to the pool.
     switch_to(running_fiber(), static_cast<fiber*>(t->fiber), &after_recycle, nullptr);
     return;
@@ -491,27 +517,50 @@ void scheduler::run(worker* w, task* t) {
     record_error(t, std::current_exception());
   }
   w = current_worker();  // the body may have suspended and resumed elsewhere
-  if (trace::enabled()) trace::slice(t->name, "task", w->slice_start, trace::now(), t->id, "end");
+  if (trace::enabled())
+    trace::slice(t->name, "task", w->slice_start, trace::now(), task_id(w, t), "end");
   w->current_task = nullptr;
   w->busy.store(false, std::memory_order_relaxed);
   body_done(w, t);
 }
 
 void scheduler::body_done(worker* w, task* t) {
-  if (t->alive.fetch_sub(1, std::memory_order_acq_rel) == 1) complete(w, t);
+  // Without children or holds nobody else touches alive: it is exactly the body's share.
+  if (!(t->flags & detail::flag_parent)) {
+    complete(w, t);
+    return;
+  }
+  const std::int32_t drop = detail::body_share - t->unpublished;
+  t->unpublished = 0;
+  if (t->alive.fetch_sub(drop, std::memory_order_acq_rel) == drop) complete(w, t);
+}
+
+void scheduler::publish_children(task* t) {
+  if (t->unpublished != 0) {
+    t->alive.fetch_add(t->unpublished, std::memory_order_seq_cst);
+    t->unpublished = 0;
+  }
 }
 
 void scheduler::release_successors(worker* w, task* t) {
-  detail::edge* e = t->successors.exchange(closed_list, std::memory_order_acq_rel);
-  while (e != nullptr) {
-    detail::edge* next = e->next;  // read before the successor can run and be recycled
-    task* s = e->succ;
-    if (s->pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      if (w == nullptr) inject(s);
-      else if (s->priority > 0 || w->next != nullptr) push_ready(w, s);
-      else w->next = s;
-    }
-    e = next;
+  const std::uint32_t n = t->nsucc.exchange(detail::successors_closed, std::memory_order_acq_rel);
+  if (n == 0) return;
+  // Successors were spawned on other cores, typically: start fetching all of them before the
+  // first (serialising) atomic decrement.
+  const std::uint32_t inline_n = std::min(n, detail::task_inline_successors);
+  for (std::uint32_t i = 0; i < inline_n; ++i) __builtin_prefetch(t->succ[i], 1);
+  auto release = [&](task* s) {
+    if (s->pending.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    if (w == nullptr) inject(s);
+    else if (s->priority > 0 || w->next != nullptr) push_ready(w, s);
+    else w->next = s;
+  };
+  for (std::uint32_t i = 0; i < inline_n; ++i) release(t->succ[i]);
+  std::uint32_t left = n - inline_n;
+  for (detail::successor_block* b = t->succ_blocks; left > 0 && b != nullptr; b = b->next) {
+    std::uint32_t k = std::min(left, detail::successor_block::slots);
+    for (std::uint32_t i = 0; i < k; ++i) release(b->slot[i]);
+    left -= k;
   }
 }
 
@@ -543,7 +592,7 @@ void scheduler::child_done(worker* w, task* p) {
   if (w == nullptr) {
     std::int32_t now = p->alive.fetch_sub(1, std::memory_order_seq_cst) - 1;
     if (now == 0) complete(nullptr, p);
-    else if (now == 1 && p->waiting.load(std::memory_order_seq_cst) == 1 &&
+    else if (now == detail::body_share && p->waiting.load(std::memory_order_seq_cst) == 1 &&
              p->waiting.exchange(0) == 1)
       resume(p);
     return;
@@ -566,7 +615,7 @@ void scheduler::flush_children(worker* w) {
   std::int32_t now = p->alive.fetch_sub(n, std::memory_order_seq_cst) - n;
   if (now == 0) {
     complete(w, p);
-  } else if (now == 1 && p->waiting.load(std::memory_order_seq_cst) == 1 &&
+  } else if (now == detail::body_share && p->waiting.load(std::memory_order_seq_cst) == 1 &&
              p->waiting.exchange(0) == 1) {
     resume(p);
   }
@@ -637,8 +686,8 @@ void scheduler::suspend(arm_fn arm, void* arg) {
   }
   if (trace::enabled()) {
     std::uint64_t now = trace::now();
-    trace::slice(t->name, "task", w->slice_start, now, t->id, "suspend");
-    trace::instant("suspend", "task", now, t->id);
+    trace::slice(t->name, "task", w->slice_start, now, task_id(w, t), "suspend");
+    trace::instant("suspend", "task", now, task_id(w, t));
   }
   fiber* next = take_fiber(w);
   w->current_task = nullptr;
@@ -662,7 +711,8 @@ void scheduler::wait_children(worker* w) {
   const bool is_main = me == nullptr;
   if (is_main) me = &root_;
   if (w->done_parent == me) flush_children(w);
-  if (me->alive.load(std::memory_order_acquire) != 1) {
+  publish_children(me);
+  if (me->alive.load(std::memory_order_acquire) != detail::body_share) {
     if (is_main) {
       me->waiting.store(1, std::memory_order_seq_cst);
       help_until(
@@ -671,7 +721,7 @@ void scheduler::wait_children(worker* w) {
             auto* s = static_cast<scheduler*>(self);
             worker* w0 = s->workers_[0];
             std::int32_t cached = w0->done_parent == &s->root_ ? w0->done_count : 0;
-            return s->root_.alive.load(std::memory_order_acquire) - cached == 1;
+            return s->root_.alive.load(std::memory_order_acquire) - cached == detail::body_share;
           },
           this);
       me->waiting.store(0, std::memory_order_relaxed);
@@ -680,7 +730,8 @@ void scheduler::wait_children(worker* w) {
       suspend(
           [](task* t, void*) {
             t->waiting.store(1, std::memory_order_seq_cst);
-            if (t->alive.load(std::memory_order_seq_cst) == 1 && t->waiting.exchange(0) == 1)
+            if (t->alive.load(std::memory_order_seq_cst) == detail::body_share &&
+                t->waiting.exchange(0) == 1)
               instance_->resume(t);
           },
           nullptr);
@@ -735,8 +786,10 @@ void scheduler::throttle(worker* w) {
   } st{this, w, limit - std::max<std::int64_t>(1, limit / 4)};
   auto done = [](void* a, bool found_nothing) {
     auto* x = static_cast<state*>(a);
-    x->s->flush_counts(x->w);
-    if (x->s->inflight_.load(std::memory_order_relaxed) <= x->low) return true;
+    // Unpublished local completions count too; publishing them here, per task, would undo
+    // the batching.
+    if (x->s->inflight_.load(std::memory_order_relaxed) + x->w->inflight_delta <= x->low)
+      return true;
     // Every task in flight is suspended or waits for one that is: spawning more is the only
     // way forward (their wake-up may depend on tasks not yet spawned).
     return found_nothing && !x->s->any_other_worker_busy(x->w);

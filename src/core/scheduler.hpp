@@ -27,8 +27,6 @@ namespace hytask::core {
 
 using detail::task;
 
-inline detail::edge* const closed_list = reinterpret_cast<detail::edge*>(std::uintptr_t{1});
-
 // Called on the new fiber once the suspending task is parked. It must arrange for
 // resume(t) to be called exactly once — possibly right away.
 using arm_fn = void (*)(task* t, void* arg);
@@ -130,6 +128,8 @@ class scheduler {
     return static_cast<std::uint64_t>(std::max<std::int64_t>(0, inflight_.load(std::memory_order_relaxed)));
   }
   void flush_counts(worker* w);
+  // Adds the children t counted in its plain field to alive (t's own code only).
+  static void publish_children(task* t);
   bool any_other_worker_busy(const worker* w) const;
 
  private:
@@ -180,6 +180,9 @@ class scheduler {
 // The worker running on this thread, or null. Out of line: a fiber may change threads.
 worker* current_worker() noexcept;
 void set_current_worker(worker* w) noexcept;
+
+// The task's id, assigned on first use from the worker's sequence (unique per runtime).
+std::uint64_t task_id(worker* w, task* t);
 
 // Interns a task name for the life of the process.
 const char* intern_name(std::string_view name);

@@ -59,7 +59,7 @@ TEST(Throttle, TenMillionDependentTasksRunInBoundedMemory) {
   }
   hytask::wait_all();
   long grown = hytask_test::peak_rss_kib() - rss_before;
-  // Unthrottled, 10 million tasks would need gigabytes; in flight they are 16384.
+  // Unthrottled, 10 million tasks would need gigabytes; in flight they are 4096.
   EXPECT_LT(grown, 256 * 1024) << "peak RSS grew by " << grown << " KiB";
 }
 

@@ -29,7 +29,7 @@ struct region_access {
   const void* addr;
   std::size_t bytes;
   access_mode mode;
-  void apply(detail::spawn_context& ctx) const;
+  inline void apply(detail::spawn_context& ctx) const;  // defined in spawn.hpp
 };
 
 // Anything that can be passed to spawn after the body: region accesses, after(event), and

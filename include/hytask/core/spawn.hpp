@@ -64,6 +64,8 @@ void release_external(task* t);
 
 }  // namespace detail
 
+inline void region_access::apply(detail::spawn_context& ctx) const { ctx.region(addr, bytes, mode); }
+
 template <class F, access... A>
 void spawn(const task_options& opts, F&& f, const A&... accesses) {
   detail::task* t = detail::new_task(opts.priority, opts.name);

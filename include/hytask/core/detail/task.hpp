@@ -15,55 +15,72 @@ namespace hytask::detail {
 struct task;
 struct dep_domain;
 
-// An edge from a predecessor to `succ`, linked into the predecessor's successor list.
-struct edge {
-  task* succ;
-  edge* next;
-};
-
 enum task_flags : std::uint32_t {
   flag_boxed = 1u << 0,     // the callable lives on the heap, storage holds a pointer
   flag_internal = 1u << 1,  // runtime-owned (loop participants): no parent accounting
   flag_root = 1u << 2,      // the implicit root task of the main thread
   flag_started = 1u << 3,   // the body has begun (a parked fiber exists when suspended)
+  flag_parent = 1u << 4,    // has spawned children or taken holds: alive may differ from body_share
 };
 
 using invoke_fn = void (*)(task*);
 using complete_hook_fn = void (*)(task*);
 
-inline constexpr std::size_t task_inline_bytes = 64;
-inline constexpr int task_inline_edges = 3;
+inline constexpr std::size_t task_inline_bytes = 80;
+inline constexpr std::uint32_t task_inline_successors = 8;
+inline constexpr std::uint32_t successors_closed = 0xffffffffu;
 
+// alive = body_share while the body runs + published children + holds - completed
+// children. The share is large so that children completing before the parent published
+// its count of them (it counts spawns in a plain field and publishes them in one atomic
+// add, at wait_all or when its body ends) never bring alive to a false zero.
+inline constexpr std::int32_t body_share = 1 << 30;
+
+// Successor slots beyond the inline ones.
+struct successor_block {
+  static constexpr std::uint32_t slots = 15;
+  successor_block* next;
+  task* slot[slots];
+};
+
+// Layout, chosen so that a task whose callable holds two pointers is one cache line:
+//   line 0   the fields spawn writes and completion reads, then the callable storage,
+//            which continues into line 1 for larger callables;
+//   line 2   fields few tasks use (names, ids, errors, suspension, hooks);
+//   line 3   successor slots, touched only by dependencies.
+// A record is returned to its pool with line 2 clean, so allocation rewrites line 0 only.
+// Successors are added only by the parent's spawning code (one writer); a slot is
+// published by a CAS on nsucc, and completion closes nsucc with an exchange.
 struct alignas(64) task {
-  // Set at spawn, read by the executing worker.
-  invoke_fn invoke = nullptr;         // runs the callable, then destroys it
-  task* parent = nullptr;
-  const char* name = nullptr;         // interned, lives as long as the process
-  std::uint64_t id = 0;
-  std::int32_t priority = 0;
+  // ---- line 0 (48 bytes of header)
+  invoke_fn invoke = nullptr;  // runs the callable, then destroys it
+  task* parent = nullptr;      // in a pool: the next free record
+  std::atomic<std::uint32_t> nsucc{0};
   std::uint32_t flags = 0;
+  std::int32_t priority = 0;
+  std::atomic<std::int32_t> pending{0};  // unresolved predecessors (+ a bias while spawning)
+  std::atomic<std::int32_t> alive{body_share};
+  std::atomic<std::int32_t> refs{1};     // execution + (1 if the parent's tracker refers to it)
+  std::int32_t tracker_refs = 0;         // owned by the parent's dependency domain
+  alignas(16) unsigned char storage[task_inline_bytes];  // bytes 48..127
+
+  // ---- line 2: clean whenever the record is in a pool
+  alignas(64) const char* name = nullptr;  // interned, lives as long as the process
+  std::uint64_t id = 0;                    // assigned when first needed (trace, this_task::id)
+  std::int32_t unpublished = 0;            // children spawned, not yet added to alive
+  std::atomic<std::uint32_t> waiting{0};   // 1 while suspended in wait_all
+  std::atomic<bool> has_error{false};
+  std::exception_ptr error;                // first exception of this task or of a child
+  void* fiber = nullptr;                   // parked context while suspended
+  dep_domain* domain = nullptr;            // dependency tracker for this task's children
+  task* link = nullptr;                    // intrusive link for mailboxes and yield lists
   complete_hook_fn on_complete = nullptr;  // internal tasks: called instead of parent accounting
   void* hook_arg = nullptr;
 
-  // Synchronisation.
-  std::atomic<std::int32_t> pending{0};   // unresolved predecessors (+ a bias while spawning)
-  std::atomic<std::int32_t> alive{1};     // 1 for the body + live children + holds
-  std::atomic<std::int32_t> refs{1};      // execution + (1 if the parent's tracker refers to it)
-  std::int32_t tracker_refs = 0;          // owned by the parent's dependency domain
-  std::atomic<edge*> successors{nullptr};
-  std::atomic<std::uint32_t> waiting{0};  // 1 while suspended in wait_all
-  std::atomic<bool> has_error{false};
-  std::exception_ptr error;               // first exception of this task or of a child
-
-  void* fiber = nullptr;                  // parked context while suspended
-  dep_domain* domain = nullptr;           // dependency tracker for this task's children
-  task* link = nullptr;                   // intrusive link for pools and local lists
-
-  int used_edges = 0;
-  edge* extra_edges = nullptr;            // heap edges beyond the inline ones
-  edge edges[task_inline_edges];
-
-  alignas(std::max_align_t) unsigned char storage[task_inline_bytes];
+  // ---- line 3
+  alignas(64) task* succ[task_inline_successors];
+  successor_block* succ_blocks = nullptr;  // overflow slots, in order
+  successor_block* succ_tail = nullptr;
 };
 
 // Stores a callable into the task, inline when it fits.
@@ -72,7 +89,7 @@ void emplace_callable(task* t, F&& f) {
   using Fn = std::decay_t<F>;
   static_assert(std::is_invocable_v<Fn&>,
                 "hytask::spawn: the task body must be callable with no arguments");
-  if constexpr (sizeof(Fn) <= task_inline_bytes && alignof(Fn) <= alignof(std::max_align_t) &&
+  if constexpr (sizeof(Fn) <= task_inline_bytes && alignof(Fn) <= 16 &&
                 std::is_nothrow_move_constructible_v<Fn>) {
     ::new (static_cast<void*>(t->storage)) Fn(std::forward<F>(f));
     t->invoke = [](task* self) {

@@ -1,0 +1,100 @@
+// OpenMP side of the task benchmark: the same cases as bench_tasks.cpp, written the way an
+// OpenMP user would. Built by GCC (libgomp) and by Clang (libomp).
+#include <omp.h>
+
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "harness.hpp"
+
+#if defined(__clang__)
+static const char* const impl = "openmp-libomp";
+#else
+static const char* const impl = "openmp-libgomp";
+#endif
+
+int main(int argc, char** argv) {
+  bench::options o = bench::parse(argc, argv, impl);
+  omp_set_num_threads(o.threads);
+  if (o.case_name == "empty") {
+    bench::report(o, impl, o.n, [&] {
+      auto t0 = std::chrono::steady_clock::now();
+#pragma omp parallel
+#pragma omp single
+      {
+        for (long i = 0; i < o.n; ++i) {
+#pragma omp task
+          { BENCH_EMPTY_BODY; }
+        }
+#pragma omp taskwait
+      }
+      return bench::seconds_since(t0);
+    });
+  } else if (o.case_name == "deps") {
+    std::vector<std::uint64_t> slots(64, 1);
+    std::uint64_t* s = slots.data();
+    bench::report(o, impl, o.n, [&] {
+      std::uint64_t rng = 88172645463325252ull;
+      auto t0 = std::chrono::steady_clock::now();
+#pragma omp parallel
+#pragma omp single
+      {
+        for (long i = 0; i < o.n; ++i) {
+          rng ^= rng << 13;
+          rng ^= rng >> 7;
+          rng ^= rng << 17;
+          std::uint64_t* a = &s[rng % 64];
+          std::uint64_t* b = &s[(rng >> 8) % 64];
+          if (a == b) b = &s[(rng % 64 + 1) % 64];
+#pragma omp task depend(inout : a[0]) depend(in : b[0]) firstprivate(a, b)
+          { *a += *b; }
+        }
+#pragma omp taskwait
+      }
+      return bench::seconds_since(t0);
+    });
+  } else if (o.case_name == "yield") {
+    bench::report(o, impl, o.n, [&] {
+      auto t0 = std::chrono::steady_clock::now();
+#pragma omp parallel
+#pragma omp single
+      {
+        for (int k = 0; k < 2 * o.threads; ++k) {
+#pragma omp task untied
+          {
+            for (long i = 0; i < o.n; ++i) {
+#pragma omp taskyield
+            }
+          }
+        }
+#pragma omp taskwait
+      }
+      return bench::seconds_since(t0) / 2.0;
+    });
+  } else if (o.case_name == "loop") {
+    std::atomic<long> sink{0};
+    bench::report(o, impl, o.n, [&] {
+      auto t0 = std::chrono::steady_clock::now();
+#pragma omp parallel for schedule(dynamic, 1)
+      for (long i = 0; i < o.n; ++i)
+        if (i < 0) sink++;
+      return bench::seconds_since(t0);
+    });
+  } else if (o.case_name == "forkjoin") {
+    std::atomic<long> sink{0};
+    bench::report(o, impl, o.n, [&] {
+      auto t0 = std::chrono::steady_clock::now();
+      for (long r = 0; r < o.n; ++r) {
+#pragma omp parallel for
+        for (int i = 0; i < 2 * o.threads; ++i)
+          if (i < 0) sink++;
+      }
+      return bench::seconds_since(t0);
+    });
+  } else {
+    bench::usage(argv[0], impl);
+    return 2;
+  }
+  return 0;
+}

@@ -1,0 +1,75 @@
+// hytask side of the task benchmark (see bench/run_core_bench.sh and docs/benchmarks.md).
+//   empty     N independent empty tasks spawned by main, then wait_all: ns per task
+//   deps      N tasks, each inout on one of 64 slots and in on another: ns per task
+//   yield     two tasks per worker that yield back and forth: ns per suspend/resume round trip
+//   loop      parallel_for over N iterations, dynamic schedule, chunk 1: ns per chunk
+//   forkjoin  N parallel_for calls over 2 * threads iterations: ns per loop
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "harness.hpp"
+#include "hytask/hytask.hpp"
+
+int main(int argc, char** argv) {
+  bench::options o = bench::parse(argc, argv, "hytask");
+  hytask::runtime rt(hytask::config{.threads = static_cast<unsigned>(o.threads)});
+  const char* impl = "hytask";
+  if (o.case_name == "empty") {
+    bench::report(o, impl, o.n, [&] {
+      auto t0 = std::chrono::steady_clock::now();
+      for (long i = 0; i < o.n; ++i) hytask::spawn([] { BENCH_EMPTY_BODY; });
+      hytask::wait_all();
+      return bench::seconds_since(t0);
+    });
+  } else if (o.case_name == "deps") {
+    std::vector<std::uint64_t> slots(64, 1);
+    bench::report(o, impl, o.n, [&] {
+      std::uint64_t rng = 88172645463325252ull;
+      auto t0 = std::chrono::steady_clock::now();
+      for (long i = 0; i < o.n; ++i) {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        std::uint64_t* a = &slots[rng % 64];
+        std::uint64_t* b = &slots[(rng >> 8) % 64];
+        if (a == b) b = &slots[(rng % 64 + 1) % 64];
+        hytask::spawn([a, b] { *a += *b; }, hytask::inout(*a), hytask::in(*b));
+      }
+      hytask::wait_all();
+      return bench::seconds_since(t0);
+    });
+  } else if (o.case_name == "yield") {
+    // Each worker gets two tasks; a yield suspends one and resumes the other.
+    bench::report(o, impl, o.n, [&] {
+      auto t0 = std::chrono::steady_clock::now();
+      for (int k = 0; k < 2 * o.threads; ++k)
+        hytask::spawn([&o] {
+          for (long i = 0; i < o.n; ++i) hytask::this_task::yield();
+        });
+      hytask::wait_all();
+      // 2 * threads tasks yield n times each on `threads` workers: n * 2 switches per worker.
+      return bench::seconds_since(t0) / 2.0;
+    });
+  } else if (o.case_name == "loop") {
+    std::atomic<long> sink{0};
+    bench::report(o, impl, o.n, [&] {
+      auto t0 = std::chrono::steady_clock::now();
+      hytask::parallel_for(0L, o.n, [&sink](long i) { if (i < 0) sink++; },
+                           hytask::schedule::dynamic, 1);
+      return bench::seconds_since(t0);
+    });
+  } else if (o.case_name == "forkjoin") {
+    std::atomic<long> sink{0};
+    bench::report(o, impl, o.n, [&] {
+      auto t0 = std::chrono::steady_clock::now();
+      for (long r = 0; r < o.n; ++r)
+        hytask::parallel_for(0, 2 * o.threads, [&sink](int i) { if (i < 0) sink++; });
+      return bench::seconds_since(t0);
+    });
+  } else {
+    bench::usage(argv[0], impl);
+    return 2;
+  }
+  return 0;
+}
