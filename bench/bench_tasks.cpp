@@ -1,7 +1,7 @@
 // hytask side of the task benchmark (see bench/run_core_bench.sh and docs/benchmarks.md).
 //   empty     N independent empty tasks spawned by main, then wait_all: ns per task
 //   deps      N tasks, each inout on one of 64 slots and in on another: ns per task
-//   yield     two tasks per worker that yield back and forth: ns per suspend/resume round trip
+//   yield     a pair of tasks per worker that yield to each other: ns per suspend/resume
 //   loop      parallel_for over N iterations, dynamic schedule, chunk 1: ns per chunk
 //   forkjoin  N parallel_for calls over 2 * threads iterations: ns per loop
 #include <atomic>
@@ -40,16 +40,18 @@ int main(int argc, char** argv) {
       return bench::seconds_since(t0);
     });
   } else if (o.case_name == "yield") {
-    // Each worker gets two tasks; a yield suspends one and resumes the other.
-    bench::report(o, impl, o.n, [&] {
+    // Every worker runs its own pair of tasks that yield to each other n times each, so a
+    // yield suspends one task and resumes the other: 2n round trips per worker.
+    bench::report(o, impl, 2 * o.n, [&] {
       auto t0 = std::chrono::steady_clock::now();
-      for (int k = 0; k < 2 * o.threads; ++k)
-        hytask::spawn([&o] {
-          for (long i = 0; i < o.n; ++i) hytask::this_task::yield();
-        });
-      hytask::wait_all();
-      // 2 * threads tasks yield n times each on `threads` workers: n * 2 switches per worker.
-      return bench::seconds_since(t0) / 2.0;
+      hytask::parallel_for(0, o.threads, [&o](int) {
+        for (int k = 0; k < 2; ++k)
+          hytask::spawn([&o] {
+            for (long i = 0; i < o.n; ++i) hytask::this_task::yield();
+          });
+        hytask::wait_all();
+      });
+      return bench::seconds_since(t0);
     });
   } else if (o.case_name == "loop") {
     std::atomic<long> sink{0};

@@ -41,7 +41,7 @@ inline task* spawn_common(core::worker* w) {
   task* t = s->allocate(w);
   t->parent = parent;
   ++parent->unpublished;  // published in one atomic add at wait_all or when the body ends
-  parent->flags |= flag_parent;
+  if (!(parent->flags & flag_parent)) parent->flags |= flag_parent;
   s->note_spawn(w);
   return t;
 }

@@ -110,6 +110,20 @@ class ws_deque {
     return v;
   }
 
+  // Takes the oldest element, for deques whose owner never pops (a FIFO of yielded tasks).
+  // Without owner pops bottom only grows, so the fence that orders top and bottom in steal()
+  // is not needed: the CAS on top arbitrates between takers.
+  T take_oldest() {
+    std::int64_t t = top_.load(std::memory_order_acquire);
+    std::int64_t b = bottom_.load(std::memory_order_acquire);
+    if (t >= b) return nullptr;
+    T v = ring_.load(std::memory_order_acquire)->get(t);
+    if (!top_.compare_exchange_strong(t, t + 1, std::memory_order_acq_rel,
+                                      std::memory_order_relaxed))
+      return nullptr;
+    return v;
+  }
+
   // Racy size estimate, good enough to decide whether to look closer.
   bool maybe_nonempty() const {
     return bottom_.load(std::memory_order_relaxed) > top_.load(std::memory_order_relaxed);

@@ -7,6 +7,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <sys/mman.h>
 #include <system_error>
 #include <unistd.h>
@@ -161,8 +162,11 @@ void set_fiber_main(fiber_main_fn fn) { g_fiber_main = fn; }
 
 fiber* create_fiber(std::size_t stack_size) {
   const std::size_t ps = page_size();
+  // The fiber record sits at the top of its own mapping, above the stack: records of
+  // fibers running on different workers never share a cache line.
+  constexpr std::size_t record_bytes = 128;
   std::size_t usable = (stack_size + ps - 1) / ps * ps;
-  std::size_t total = usable + guard_bytes;
+  std::size_t total = usable + guard_bytes + ps;
   void* m = ::mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                    -1, 0);
   if (m == MAP_FAILED)
@@ -175,18 +179,19 @@ fiber* create_fiber(std::size_t stack_size) {
     throw std::system_error(e, std::generic_category(), "hytask: cannot protect a stack guard page");
   }
   auto* base = static_cast<unsigned char*>(m);
-  // The stack grows down from the top of the mapping towards the guard page.
-  auto* f = new fiber;
+  unsigned char* record = base + total - record_bytes;
+  static_assert(sizeof(fiber) <= record_bytes);
+  auto* f = ::new (record) fiber;
   f->map = base;
   f->map_size = total;
   f->stack_bottom = base + guard_bytes;
-  f->stack_size = usable;
+  f->stack_size = total - guard_bytes - record_bytes;
 #ifdef HYTASK_ASAN
   // Frames of fibers that never return leave poisoned redzones behind; a new stack mapped at
   // the same address must not inherit them.
-  ASAN_UNPOISON_MEMORY_REGION(base + guard_bytes, usable);
+  ASAN_UNPOISON_MEMORY_REGION(base + guard_bytes, total - guard_bytes);
 #endif
-  f->ctx = bctx::make_fcontext(base + total, usable, &fiber_entry);
+  f->ctx = bctx::make_fcontext(record, f->stack_size, &fiber_entry);
 #ifdef HYTASK_TSAN
   f->tsan_fiber = __tsan_create_fiber(0);
 #endif
@@ -198,11 +203,13 @@ void destroy_fiber(fiber* f) {
 #ifdef HYTASK_TSAN
   if (f->tsan_fiber) __tsan_destroy_fiber(f->tsan_fiber);
 #endif
+  unsigned char* map = f->map;
+  std::size_t size = f->map_size;
+  f->~fiber();
 #ifdef HYTASK_ASAN
-  if (f->map) ASAN_UNPOISON_MEMORY_REGION(f->map + guard_bytes, f->map_size - guard_bytes);
+  ASAN_UNPOISON_MEMORY_REGION(map + guard_bytes, size - guard_bytes);
 #endif
-  if (f->map) ::munmap(f->map, f->map_size);
-  delete f;
+  ::munmap(map, size);
 }
 
 void init_home_fiber(fiber* home) {

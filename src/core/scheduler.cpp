@@ -159,7 +159,7 @@ scheduler::~scheduler() {
     }
     delete w;
   }
-  for (void* slab : slabs_) ::operator delete(slab, std::align_val_t{alignof(task)});
+  for (void* slab : slabs_) ::operator delete(slab, std::align_val_t{128});
   remove_signal_stack_for_thread();
   set_current_worker(nullptr);
   instance_ = nullptr;
@@ -232,7 +232,8 @@ task* scheduler::allocate(worker* w) {
       w->free_count += static_cast<unsigned>(take);
       if (take == 0) {
         constexpr std::size_t slab_tasks = 64;
-        void* mem = ::operator new(sizeof(task) * slab_tasks, std::align_val_t{alignof(task)});
+        // 128-aligned so that a record's line pairs never straddle two records.
+        void* mem = ::operator new(sizeof(task) * slab_tasks, std::align_val_t{128});
         slabs_.push_back(mem);
         auto* arr = static_cast<task*>(mem);
         for (std::size_t i = 0; i < slab_tasks; ++i) {
@@ -322,6 +323,10 @@ void scheduler::after_park(fiber* from, void* arg) {
 
 void scheduler::push_ready(worker* w, task* t) {
   (t->priority > 0 ? w->high : w->normal).push(t);
+  notify_pushed();
+}
+
+void scheduler::notify_pushed() {
   full_fence();
   if (sleepers_.load(std::memory_order_relaxed) > 0) wake_one();
 }
@@ -407,6 +412,15 @@ task* scheduler::steal(worker* w) {
   return nullptr;
 }
 
+task* scheduler::steal_yielded(worker* w) {
+  for (unsigned v : w->victims) {
+    worker* o = workers_[v];
+    if (o->yielded.maybe_nonempty())
+      if (task* t = o->yielded.take_oldest()) return t;
+  }
+  return nullptr;
+}
+
 task* scheduler::find_work(worker* w) {
   task* t = nullptr;
   if (w->mailbox_local == nullptr && w->mailbox.load(std::memory_order_relaxed) != nullptr)
@@ -420,10 +434,8 @@ task* scheduler::find_work(worker* w) {
   } else if ((t = w->normal.pop()) == nullptr) {
     if (has_injected_.load(std::memory_order_relaxed)) t = take_injected();
     if (t == nullptr) t = steal(w);
-    if (t == nullptr && (t = w->yielded_head) != nullptr) {
-      w->yielded_head = t->link;
-      if (w->yielded_head == nullptr) w->yielded_tail = nullptr;
-    }
+    if (t == nullptr && w->yielded.maybe_nonempty()) t = w->yielded.take_oldest();
+    if (t == nullptr) t = steal_yielded(w);
   }
   // The next-slot task must not sit unstealable behind other work.
   if (t != nullptr && w->next != nullptr) {
@@ -435,12 +447,13 @@ task* scheduler::find_work(worker* w) {
 
 bool scheduler::work_visible(worker* w) {
   if (w->mailbox_local || w->mailbox.load(std::memory_order_relaxed) || w->next ||
-      w->yielded_head || w->high.maybe_nonempty() || w->normal.maybe_nonempty() ||
+      w->yielded.maybe_nonempty() || w->high.maybe_nonempty() || w->normal.maybe_nonempty() ||
       has_injected_.load(std::memory_order_relaxed))
     return true;
   for (unsigned v : w->victims) {
     worker* o = workers_[v];
-    if (o->high.maybe_nonempty() || o->normal.maybe_nonempty()) return true;
+    if (o->high.maybe_nonempty() || o->normal.maybe_nonempty() || o->yielded.maybe_nonempty())
+      return true;
   }
   return false;
 }
@@ -489,23 +502,13 @@ void scheduler::go_home(worker* w) {
     push_ready(w, w->next);
     w->next = nullptr;
   }
-  while (task* t = w->yielded_head) {
-    w->yielded_head = t->link;
-    push_ready(w, t);
-  }
-  w->yielded_tail = nullptr;
   flush_counts(w);
   switch_to(running_fiber(), &w->home, &after_recycle, nullptr);
 }
 
 void scheduler::run(worker* w, task* t) {
-  while (w->done_parent != nullptr && w->done_parent != t->parent) flush_children(w);
-  ++w->tasks_run;
-  w->current_task = t;
-  w->busy.store(true, std::memory_order_relaxed);
-  if (trace::enabled()) w->slice_start = trace::now();
+  begin_run(w, t);
   if (t->flags & detail::flag_started) {
-    if (trace::enabled()) trace::instant("resume", "task", w->slice_start, task_id(w, t));
     // Resume: continue on the task's parked fiber; this fiber goes back to the pool.
     switch_to(running_fiber(), static_cast<fiber*>(t->fiber), &after_recycle, nullptr);
     return;
@@ -556,11 +559,17 @@ void scheduler::release_successors(worker* w, task* t) {
     else w->next = s;
   };
   for (std::uint32_t i = 0; i < inline_n; ++i) release(t->succ[i]);
+  // Read only what the closed count covers: an adder that lost the race with completion may
+  // still be linking a block after those.
   std::uint32_t left = n - inline_n;
-  for (detail::successor_block* b = t->succ_blocks; left > 0 && b != nullptr; b = b->next) {
+  if (left == 0) return;
+  detail::successor_block* b = t->succ_blocks;
+  for (;;) {
     std::uint32_t k = std::min(left, detail::successor_block::slots);
     for (std::uint32_t i = 0; i < k; ++i) release(b->slot[i]);
     left -= k;
+    if (left == 0) return;
+    b = b->next;
   }
 }
 
@@ -592,9 +601,7 @@ void scheduler::child_done(worker* w, task* p) {
   if (w == nullptr) {
     std::int32_t now = p->alive.fetch_sub(1, std::memory_order_seq_cst) - 1;
     if (now == 0) complete(nullptr, p);
-    else if (now == detail::body_share && p->waiting.load(std::memory_order_seq_cst) == 1 &&
-             p->waiting.exchange(0) == 1)
-      resume(p);
+    else if (now == detail::body_share) wake_waiting_parent(p);
     return;
   }
   if (w->done_parent == p) {
@@ -613,12 +620,16 @@ void scheduler::flush_children(worker* w) {
   w->done_count = 0;
   if (p == nullptr) return;
   std::int32_t now = p->alive.fetch_sub(n, std::memory_order_seq_cst) - n;
-  if (now == 0) {
-    complete(w, p);
-  } else if (now == detail::body_share && p->waiting.load(std::memory_order_seq_cst) == 1 &&
-             p->waiting.exchange(0) == 1) {
-    resume(p);
-  }
+  if (now == 0) complete(w, p);
+  else if (now == detail::body_share) wake_waiting_parent(p);
+}
+
+void scheduler::wake_waiting_parent(task* p) {
+  if (p->waiting.load(std::memory_order_seq_cst) != 1) return;
+  // Main waits by running tasks until its count is right; it re-checks when woken, so a
+  // wake is all it needs (a late one is harmless). A task must be resumed exactly once.
+  if (p == &root_) wake(workers_[0]);
+  else if (p->waiting.exchange(0) == 1) resume(p);
 }
 
 void scheduler::flush_counts(worker* w) {
@@ -689,16 +700,47 @@ void scheduler::suspend(arm_fn arm, void* arg) {
     trace::slice(t->name, "task", w->slice_start, now, task_id(w, t), "suspend");
     trace::instant("suspend", "task", now, task_id(w, t));
   }
-  fiber* next = take_fiber(w);
+  park_args pa{t, arm, arg};
+  // Hand-off: if the next task to run is itself parked, switch straight to it (one context
+  // switch) instead of going through a loop fiber (two switches and a pool round trip).
+  task* next = find_work(w);
+  if (next != nullptr && (next->flags & detail::flag_started)) {
+    begin_run(w, next);
+    switch_to(running_fiber(), static_cast<fiber*>(next->fiber), &after_park, &pa);
+    return;  // resumed by begin_run + a switch to this fiber
+  }
+  if (next != nullptr) unget(w, next);
+  fiber* loop = take_fiber(w);
   w->current_task = nullptr;
   w->busy.store(false, std::memory_order_relaxed);
-  park_args pa{t, arm, arg};
-  switch_to(running_fiber(), next, &after_park, &pa);
-  // Resumed by run(), which set current_task, busy and slice_start.
+  switch_to(running_fiber(), loop, &after_park, &pa);
+  // Resumed by run() or by another task's hand-off, which set current_task and busy.
+}
+
+void scheduler::begin_run(worker* w, task* t) {
+  while (w->done_parent != nullptr && w->done_parent != t->parent) flush_children(w);
+  ++w->tasks_run;
+  w->current_task = t;
+  w->busy.store(true, std::memory_order_relaxed);
+  if (trace::enabled()) {
+    w->slice_start = trace::now();
+    if (t->flags & detail::flag_started) trace::instant("resume", "task", w->slice_start, task_id(w, t));
+  }
+}
+
+void scheduler::unget(worker* w, task* t) {
+  if (t->flags & detail::flag_internal) {  // loop participants come from the mailbox only
+    t->link = w->mailbox_local;
+    w->mailbox_local = t;
+  } else if (w->next == nullptr) {
+    w->next = t;
+  } else {
+    push_ready(w, t);
+  }
 }
 
 void scheduler::resume(task* t) {
-  if (t->flags & detail::flag_root) {
+  if (t == &root_) {
     root_resumed_.store(1, std::memory_order_seq_cst);
     wake(workers_[0]);
     return;
@@ -766,11 +808,9 @@ void scheduler::yield() {
   if (!work_visible(w)) return;
   suspend(
       [](task* t, void*) {
-        worker* self = current_worker();
-        t->link = nullptr;
-        if (self->yielded_tail) self->yielded_tail->link = t;
-        else self->yielded_head = t;
-        self->yielded_tail = t;
+        // No wake-up: this worker stays busy and runs the task again itself when nothing
+        // else is ready; idle workers that are awake may take it meanwhile.
+        current_worker()->yielded.push(t);
       },
       nullptr);
 }

@@ -34,26 +34,21 @@ using arm_fn = void (*)(task* t, void* arg);
 // Predicate of main's helping loop; `found_nothing` is true right after a failed search.
 using help_pred_fn = bool (*)(void* arg, bool found_nothing);
 
-struct alignas(64) worker {
+// A worker's state in two pages: the first holds what only the owner touches on every
+// scheduling step, the second what other workers read or write (deques, mailbox, sleep
+// word). Hardware prefetchers stream along a page: had a thief's reads of the deques shared
+// a page with the owner's hot fields, they would drag those lines away from the owner.
+struct alignas(4096) worker {
+  // ---- page 0: owner only
   unsigned index = 0;
-  ws_deque<task*> high;
-  ws_deque<task*> normal;
   task* next = nullptr;  // a successor released by the task that just finished (owner only)
-
-  // Tasks only this worker may run (loop participants): multi-producer stack + owner list.
-  std::atomic<task*> mailbox{nullptr};
   task* mailbox_local = nullptr;
-
-  // Tasks that yielded: run after every other source of work (owner only, FIFO).
-  task* yielded_head = nullptr;
-  task* yielded_tail = nullptr;
 
   fiber home;                  // the thread's native context
   task* current_task = nullptr;
-  std::atomic<bool> busy{false};  // running a task body (read by throttling peers)
   std::uint64_t slice_start = 0;  // trace: when the current slice began
 
-  // Caches, owner only.
+  // Caches.
   fiber* fiber_pool = nullptr;
   unsigned fiber_pool_size = 0;
   task* free_tasks = nullptr;
@@ -71,9 +66,18 @@ struct alignas(64) worker {
   bool help_poll = false;  // nobody signals help_pred: sleep with a timeout
 
   std::vector<unsigned> victims;  // steal order
-
-  alignas(64) std::atomic<std::uint32_t> sleep_word{0};  // 0 awake, 1 asleep, 2 notified
   std::thread thread;
+
+  // ---- page 1: shared with other workers
+  alignas(4096) ws_deque<task*> high;
+  ws_deque<task*> normal;
+  // Tasks that yielded: run after every other source of work, oldest first. Taken from the
+  // FIFO end by the owner and by thieves alike, so idle workers share them out.
+  ws_deque<task*> yielded;
+  // Tasks only this worker may run (loop participants): multi-producer stack.
+  alignas(128) std::atomic<task*> mailbox{nullptr};
+  alignas(128) std::atomic<bool> busy{false};  // running a task body (read by throttling peers)
+  alignas(128) std::atomic<std::uint32_t> sleep_word{0};  // 0 awake, 1 asleep, 2 notified
 };
 
 class scheduler {
@@ -97,6 +101,7 @@ class scheduler {
   task* allocate(worker* w);
   void make_ready(task* t);                 // from any thread
   void push_ready(worker* w, task* t);      // from a worker thread
+  void notify_pushed();                     // after publishing work: wake a sleeper if any
   void release_successors(worker* w, task* t);
   void drop_ref(task* t);
 
@@ -138,11 +143,15 @@ class scheduler {
   task* find_work(worker* w);
   bool work_visible(worker* w);
   task* steal(worker* w);
+  task* steal_yielded(worker* w);
   void run(worker* w, task* t);
+  void begin_run(worker* w, task* t);  // bookkeeping before a task's body starts or resumes
+  void unget(worker* w, task* t);      // return a task find_work handed out, to run it next
   void body_done(worker* w, task* t);
   void complete(worker* w, task* t);
   void child_done(worker* w, task* parent);
   void flush_children(worker* w);
+  void wake_waiting_parent(task* p);
   void idle(worker* w);
   void go_home(worker* w);
   bool should_go_home(worker* w, bool found_nothing);
