@@ -59,7 +59,10 @@ task* new_task() { return spawn_common(require_worker("spawn")); }
 task* new_task(int priority, std::string_view name) {
   task* t = spawn_common(require_worker("spawn"));
   t->priority = priority > 0 ? 1 : 0;
-  if (!name.empty()) t->name = core::intern_name(name);
+  if (!name.empty()) {
+    t->name = core::intern_name(name);
+    t->flags |= flag_cold;
+  }
   return t;
 }
 

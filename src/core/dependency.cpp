@@ -21,6 +21,7 @@ void free_successor_blocks(task* t) {
     b = n;
   }
   t->succ_blocks = t->succ_tail = nullptr;
+  t->succ_overflow = 0;
 }
 
 int add_edge(task* pred, task* succ) {
@@ -38,6 +39,7 @@ int add_edge(task* pred, task* succ) {
       if (pred->succ_tail) pred->succ_tail->next = b;
       else pred->succ_blocks = b;
       pred->succ_tail = b;
+      pred->succ_overflow = 1;  // read by free_task after the tracker let go of pred
     }
     pred->succ_tail->slot[k] = succ;
   }

@@ -85,6 +85,7 @@ struct park_args {
 
 std::uint64_t task_id(worker* w, task* t) {
   if (t->id == 0) {
+    t->flags |= detail::flag_cold;
     t->id = w->next_id;
     w->next_id += scheduler::instance()->size();
   }
@@ -251,23 +252,24 @@ task* scheduler::allocate(worker* w) {
   --w->free_count;
   // Records often come back from another core: fetch the next one while this one is used.
   if (next != nullptr) {
-    __builtin_prefetch(next, 1);
-    __builtin_prefetch(reinterpret_cast<char*>(next) + 64, 1);
+    prefetch_for_write(next);
+    prefetch_for_write(reinterpret_cast<char*>(next) + 64);
   }
   reset_task(t);
   return t;
 }
 
 void scheduler::free_task(worker* w, task* t) {
-  // Leave line 2 clean for the next user (allocate rewrites line 0 only).
-  if (t->succ_blocks) detail::free_successor_blocks(t);
-  if (t->name) t->name = nullptr;
-  if (t->id) t->id = 0;
-  if (t->has_error.load(std::memory_order_relaxed)) {
-    t->error = nullptr;  // a pooled record must not keep an exception alive
-    t->has_error.store(false, std::memory_order_relaxed);
-  }
-  if (t->flags & detail::flag_internal) {
+  // Leave line 2 clean for the next user (allocate rewrites line 0 only); a leaf task
+  // without a name never dirtied it.
+  if (t->succ_overflow) detail::free_successor_blocks(t);
+  if (t->flags & detail::cold_line_flags) {
+    t->name = nullptr;
+    t->id = 0;
+    if (t->has_error.load(std::memory_order_relaxed)) {
+      t->error = nullptr;  // a pooled record must not keep an exception alive
+      t->has_error.store(false, std::memory_order_relaxed);
+    }
     t->on_complete = nullptr;
     t->hook_arg = nullptr;
   }
@@ -518,6 +520,7 @@ void scheduler::run(worker* w, task* t) {
     t->invoke(t);
   } catch (...) {
     record_error(t, std::current_exception());
+    t->flags |= detail::flag_error;
   }
   w = current_worker();  // the body may have suspended and resumed elsewhere
   if (trace::enabled())
@@ -551,7 +554,7 @@ void scheduler::release_successors(worker* w, task* t) {
   // Successors were spawned on other cores, typically: start fetching all of them before the
   // first (serialising) atomic decrement.
   const std::uint32_t inline_n = std::min(n, detail::task_inline_successors);
-  for (std::uint32_t i = 0; i < inline_n; ++i) __builtin_prefetch(t->succ[i], 1);
+  for (std::uint32_t i = 0; i < inline_n; ++i) prefetch_for_write(t->succ[i]);
   auto release = [&](task* s) {
     if (s->pending.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
     if (w == nullptr) inject(s);
@@ -575,15 +578,19 @@ void scheduler::release_successors(worker* w, task* t) {
 
 void scheduler::complete(worker* w, task* t) {
   release_successors(w, t);
-  if (t->domain) {
+  const std::uint32_t flags = t->flags;
+  if ((flags & detail::flag_parent) && t->domain) {
     delete t->domain;
     t->domain = nullptr;
   }
-  if (t->flags & detail::flag_internal) {
+  if (flags & detail::flag_internal) {
     if (t->on_complete) t->on_complete(t);
   } else {
     task* p = t->parent;
-    if (t->has_error.load(std::memory_order_acquire)) record_error(p, t->error);
+    // An exception is only possible if the body threw or a child passed one up.
+    if ((flags & (detail::flag_error | detail::flag_parent)) &&
+        t->has_error.load(std::memory_order_acquire))
+      record_error(p, t->error);
     if (w != nullptr) {
       if (--w->inflight_delta <= -inflight_publish) {
         inflight_.fetch_add(w->inflight_delta, std::memory_order_relaxed);

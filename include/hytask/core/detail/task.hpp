@@ -21,7 +21,12 @@ enum task_flags : std::uint32_t {
   flag_root = 1u << 2,      // the implicit root task of the main thread
   flag_started = 1u << 3,   // the body has begun (a parked fiber exists when suspended)
   flag_parent = 1u << 4,    // has spawned children or taken holds: alive may differ from body_share
+  flag_cold = 1u << 5,      // line 2 holds a name, an id or hooks to clear before reuse
+  flag_error = 1u << 6,     // the body threw (its exception is in line 2)
 };
+// Line 2 needs a look at completion and reuse only when one of these is set; a leaf task
+// without a name never touches it.
+inline constexpr std::uint32_t cold_line_flags = flag_parent | flag_cold | flag_error | flag_internal;
 
 using invoke_fn = void (*)(task*);
 using complete_hook_fn = void (*)(task*);
@@ -57,7 +62,9 @@ struct alignas(64) task {
   task* parent = nullptr;      // in a pool: the next free record
   std::atomic<std::uint32_t> nsucc{0};
   std::uint32_t flags = 0;
-  std::int32_t priority = 0;
+  std::int16_t priority = 0;
+  std::uint8_t succ_overflow = 0;  // set by the (single) successor adder when it made blocks
+  std::uint8_t spare = 0;
   std::atomic<std::int32_t> pending{0};  // unresolved predecessors (+ a bias while spawning)
   std::atomic<std::int32_t> alive{body_share};
   std::atomic<std::int32_t> refs{1};     // execution + (1 if the parent's tracker refers to it)
