@@ -206,8 +206,9 @@ int main(int argc, char** argv) {
   double err = solve_error(par, original, n);
   const double gflop = static_cast<double>(n) * n * n / 3.0 * 1e-9;
 
-  std::printf("tiled Cholesky, n = %d, %d x %d tiles of %d, %ld tasks, %u workers (%s)\n", n, nt,
-              nt, b, tasks, rt.settings().threads, hytask::describe_topology().c_str());
+  std::printf("tiled Cholesky, n = %d, %d x %d tiles of %d, %ld tasks, %u worker%s (%s)\n", n, nt,
+              nt, b, tasks, rt.settings().threads, rt.settings().threads == 1 ? "" : "s",
+              hytask::describe_topology().c_str());
   std::printf("  sequential : %8.3f s  %6.2f Gflop/s\n", t_seq, gflop / t_seq);
   std::printf("  hytask     : %8.3f s  %6.2f Gflop/s  speed-up %.2fx\n", t_par, gflop / t_par,
               t_seq / t_par);
