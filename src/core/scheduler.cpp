@@ -28,6 +28,7 @@ constexpr unsigned task_cache_cap = 1024;
 constexpr unsigned task_batch = 256;
 constexpr std::int64_t inflight_publish = 64;
 constexpr std::int64_t steal_batch_max = 16;
+constexpr std::int64_t stuck_after_ns = 1000000;  // throttle: in-flight count frozen this long
 constexpr std::uint32_t awake = 0, asleep = 1, notified = 2;
 
 std::int64_t now_ns() {
@@ -460,12 +461,6 @@ bool scheduler::work_visible(worker* w) {
   return false;
 }
 
-bool scheduler::any_other_worker_busy(const worker* w) const {
-  for (worker* o : workers_)
-    if (o != w && o->busy.load(std::memory_order_relaxed)) return true;
-  return false;
-}
-
 // ---- running and completing ----------------------------------------------------------
 
 void scheduler::fiber_main() {
@@ -526,7 +521,6 @@ void scheduler::run(worker* w, task* t) {
   if (trace::enabled())
     trace::slice(t->name, "task", w->slice_start, trace::now(), task_id(w, t), "end");
   w->current_task = nullptr;
-  w->busy.store(false, std::memory_order_relaxed);
   body_done(w, t);
 }
 
@@ -592,10 +586,7 @@ void scheduler::complete(worker* w, task* t) {
         t->has_error.load(std::memory_order_acquire))
       record_error(p, t->error);
     if (w != nullptr) {
-      if (--w->inflight_delta <= -inflight_publish) {
-        inflight_.fetch_add(w->inflight_delta, std::memory_order_relaxed);
-        w->inflight_delta = 0;
-      }
+      if (--w->inflight_delta <= -inflight_publish) publish_inflight(w);
     } else {
       inflight_.fetch_sub(1, std::memory_order_relaxed);
     }
@@ -641,10 +632,7 @@ void scheduler::wake_waiting_parent(task* p) {
 
 void scheduler::flush_counts(worker* w) {
   while (w->done_parent != nullptr) flush_children(w);
-  if (w->inflight_delta != 0) {
-    inflight_.fetch_add(w->inflight_delta, std::memory_order_relaxed);
-    w->inflight_delta = 0;
-  }
+  if (w->inflight_delta != 0) publish_inflight(w);
 }
 
 // ---- idling --------------------------------------------------------------------------
@@ -719,16 +707,14 @@ void scheduler::suspend(arm_fn arm, void* arg) {
   if (next != nullptr) unget(w, next);
   fiber* loop = take_fiber(w);
   w->current_task = nullptr;
-  w->busy.store(false, std::memory_order_relaxed);
   switch_to(running_fiber(), loop, &after_park, &pa);
-  // Resumed by run() or by another task's hand-off, which set current_task and busy.
+  // Resumed by run() or by another task's hand-off, which set current_task.
 }
 
 void scheduler::begin_run(worker* w, task* t) {
   while (w->done_parent != nullptr && w->done_parent != t->parent) flush_children(w);
   ++w->tasks_run;
   w->current_task = t;
-  w->busy.store(true, std::memory_order_relaxed);
   if (trace::enabled()) {
     w->slice_start = trace::now();
     if (t->flags & detail::flag_started) trace::instant("resume", "task", w->slice_start, task_id(w, t));
@@ -825,35 +811,64 @@ void scheduler::yield() {
 void scheduler::throttle(worker* w) {
   flush_counts(w);
   const std::int64_t limit = static_cast<std::int64_t>(settings_.max_tasks);
-  if (inflight_.load(std::memory_order_relaxed) < limit) return;
+  const std::int64_t quarter = std::max<std::int64_t>(1, limit / 4);
+  const std::int64_t current = inflight_.load(std::memory_order_relaxed);
+  if (current < limit) {
+    if (throttle_extra_.load(std::memory_order_relaxed) != 0)
+      throttle_extra_.store(0, std::memory_order_relaxed);
+    return;
+  }
+  const std::int64_t extended = limit + throttle_extra_.load(std::memory_order_relaxed);
+  if (current < extended) return;
   struct state {
     scheduler* s;
     worker* w;
     std::int64_t low;
-  } st{this, w, limit - std::max<std::int64_t>(1, limit / 4)};
+    bool stuck = false;
+    std::int64_t seen = -1;       // in-flight count when it last changed
+    std::int64_t seen_at_ns = 0;  // and when
+  } st{this, w, extended - quarter};
   auto done = [](void* a, bool found_nothing) {
     auto* x = static_cast<state*>(a);
     // Unpublished local completions count too; publishing them here, per task, would undo
     // the batching.
-    if (x->s->inflight_.load(std::memory_order_relaxed) + x->w->inflight_delta <= x->low)
-      return true;
-    // Every task in flight is suspended or waits for one that is: spawning more is the only
-    // way forward (their wake-up may depend on tasks not yet spawned).
-    return found_nothing && !x->s->any_other_worker_busy(x->w);
+    const std::int64_t now_inflight =
+        x->s->inflight_.load(std::memory_order_relaxed) + x->w->inflight_delta;
+    if (now_inflight <= x->low) return true;
+    if (!found_nothing) return false;
+    // Nothing to run here and the count does not move: every task in flight is suspended,
+    // or waits for one that is, and their wake-up may depend on tasks not spawned yet.
+    // A count that stays put for a millisecond tells that apart from workers that are
+    // merely between two tasks.
+    const std::int64_t t = now_ns();
+    if (now_inflight != x->seen) {
+      x->seen = now_inflight;
+      x->seen_at_ns = t;
+      return false;
+    }
+    x->stuck = t - x->seen_at_ns > stuck_after_ns;
+    return x->stuck;
   };
   if (w->current_task == nullptr) {
     w->help_poll = true;
     help_until(w, done, &st);
     w->help_poll = false;
-    return;
+  } else {
+    // A task throttles by yielding, so that its stack is never borrowed by other tasks.
+    for (;;) {
+      st.w = current_worker();
+      bool visible = work_visible(st.w);
+      if (done(&st, !visible)) break;
+      if (visible) yield();
+      else cpu_relax();
+    }
   }
-  // A task throttles by yielding, so that its stack is never borrowed by other tasks.
-  for (;;) {
-    st.w = current_worker();
-    bool visible = work_visible(st.w);
-    if (done(&st, !visible)) return;
-    if (visible) yield();
-    else cpu_relax();
+  // Stuck: spawning more is the only way forward. Extend the limit (doubling the extension,
+  // so many suspended tasks cost a few checks, not one per quarter) before checking again;
+  // the extension ends when the count falls below the limit.
+  if (st.stuck) {
+    const std::int64_t extra = throttle_extra_.load(std::memory_order_relaxed);
+    throttle_extra_.store(std::max(quarter, 2 * extra), std::memory_order_relaxed);
   }
 }
 

@@ -76,7 +76,6 @@ struct alignas(4096) worker {
   ws_deque<task*> yielded;
   // Tasks only this worker may run (loop participants): multi-producer stack.
   alignas(128) std::atomic<task*> mailbox{nullptr};
-  alignas(128) std::atomic<bool> busy{false};  // running a task body (read by throttling peers)
   alignas(128) std::atomic<std::uint32_t> sleep_word{0};  // 0 awake, 1 asleep, 2 notified
 };
 
@@ -120,13 +119,27 @@ class scheduler {
   // Spawn-side accounting of tasks in flight (published in batches).
   bool over_limit(const worker* w) const noexcept {
     return inflight_.load(std::memory_order_relaxed) + w->inflight_delta >=
-           static_cast<std::int64_t>(settings_.max_tasks);
+           static_cast<std::int64_t>(settings_.max_tasks) +
+               throttle_extra_.load(std::memory_order_relaxed);
   }
   void note_spawn(worker* w) noexcept {
-    if (++w->inflight_delta >= 64) {
-      inflight_.fetch_add(w->inflight_delta, std::memory_order_relaxed);
-      w->inflight_delta = 0;
-    }
+    if (++w->inflight_delta >= 64) publish_inflight(w);
+  }
+  // Adds w's unpublished spawns and completions to the shared count; ends a throttle
+  // extension once the count is back under the limit.
+  void publish_inflight(worker* w) noexcept {
+    const std::int64_t now =
+        inflight_.fetch_add(w->inflight_delta, std::memory_order_relaxed) + w->inflight_delta;
+    w->inflight_delta = 0;
+    if (throttle_extra_.load(std::memory_order_relaxed) != 0 &&
+        now < static_cast<std::int64_t>(settings_.max_tasks))
+      throttle_extra_.store(0, std::memory_order_relaxed);
+  }
+
+  // How far beyond HYTASK_MAX_TASKS spawning is currently allowed (while everything in
+  // flight was found stuck); 0 normally.
+  std::int64_t throttle_extension() const noexcept {
+    return throttle_extra_.load(std::memory_order_relaxed);
   }
 
   std::uint64_t inflight() const noexcept {
@@ -135,7 +148,6 @@ class scheduler {
   void flush_counts(worker* w);
   // Adds the children t counted in its plain field to alive (t's own code only).
   static void publish_children(task* t);
-  bool any_other_worker_busy(const worker* w) const;
 
  private:
   friend struct loop_access;
@@ -175,6 +187,7 @@ class scheduler {
   std::atomic<std::uint32_t> root_resumed_{0};
 
   alignas(64) std::atomic<std::int64_t> inflight_{0};
+  std::atomic<std::int64_t> throttle_extra_{0};  // limit extension while everything is stuck
   alignas(64) std::atomic<int> sleepers_{0};
 
   alignas(64) std::mutex inject_mutex_;

@@ -5,6 +5,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/scheduler.hpp"
 #include "hytask/hytask.hpp"
 #include "test_util.hpp"
 
@@ -88,6 +89,43 @@ TEST(Throttle, DoesNotDeadlockWhenEveryTaskInFlightIsSuspended) {
   hytask::spawn([&e] { e.set(); });
   hytask::wait_all();
   EXPECT_EQ(woke.load(), 100);
+}
+
+TEST(Throttle, ManySuspendedTasksBeyondTheLimitCostLittle) {
+  // The limit is extended geometrically while everything in flight is stuck.
+  hytask::runtime rt(hytask::config{.threads = 2, .max_tasks = 16});
+  hytask::event e;
+  std::atomic<int> woke{0};
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 5000; ++i)
+    hytask::spawn([&] {
+      e.wait();
+      woke++;
+    });
+  e.set();
+  hytask::wait_all();
+  EXPECT_EQ(woke.load(), 5000);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s);
+}
+
+TEST(Throttle, BackToTheLimitOnceTasksComplete) {
+  // After a stuck phase the extension ends: a later burst is throttled at the limit again.
+  hytask::runtime rt(hytask::config{.threads = 2, .max_tasks = 64});
+  {
+    hytask::event e;
+    for (int i = 0; i < 1000; ++i) hytask::spawn([&e] { e.wait(); });
+    EXPECT_GT(hytask::core::scheduler::instance()->throttle_extension(), 0);
+    e.set();
+    hytask::wait_all();
+  }
+  EXPECT_EQ(hytask::core::scheduler::instance()->throttle_extension(), 0);
+  g_live = 0;
+  g_peak = 0;
+  std::atomic<long> ran{0};
+  for (int i = 0; i < 20000; ++i) hytask::spawn([t = tracked{}, &ran] { ran++; });
+  hytask::wait_all();
+  EXPECT_EQ(ran.load(), 20000);
+  EXPECT_LE(g_peak.load(), 64 + 64 * 2 + 8) << "peak " << g_peak.load();
 }
 
 TEST(Throttle, TaskThatSpawnsManyChildrenIsThrottledToo) {
