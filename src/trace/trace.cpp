@@ -1,5 +1,6 @@
 #include "trace/trace.hpp"
 
+#include <charconv>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -32,7 +33,6 @@ struct buffer {
 
 std::mutex g_mutex;  // guards the file and the buffer list
 std::FILE* g_file = nullptr;
-bool g_first_event = true;
 int g_pid = 0;
 std::size_t g_capacity = 65536;
 std::uint64_t g_generation = 0;
@@ -43,69 +43,96 @@ std::chrono::steady_clock::time_point g_origin;
 thread_local buffer* t_buffer = nullptr;
 thread_local std::uint64_t t_generation = 0;
 
-void write_escaped(std::FILE* f, const char* s) {
-  std::fputc('"', f);
+void append_escaped(std::string& out, const char* s) {
+  out.push_back('"');
   for (; s && *s; ++s) {
     unsigned char c = static_cast<unsigned char>(*s);
     if (c == '"' || c == '\\') {
-      std::fputc('\\', f);
-      std::fputc(c, f);
+      out.push_back('\\');
+      out.push_back(static_cast<char>(c));
     } else if (c < 0x20) {
-      std::fprintf(f, "\\u%04x", c);
+      char tmp[8];
+      std::snprintf(tmp, sizeof tmp, "\\u%04x", c);
+      out += tmp;
     } else {
-      std::fputc(c, f);
+      out.push_back(static_cast<char>(c));
     }
   }
-  std::fputc('"', f);
+  out.push_back('"');
 }
 
-void begin_event() {
-  if (!g_first_event) std::fputs(",\n", g_file);
-  g_first_event = false;
+template <class Int>
+void append_int(std::string& out, Int v) {
+  char tmp[24];
+  auto r = std::to_chars(tmp, tmp + sizeof tmp, v);
+  out.append(tmp, r.ptr);
 }
 
-void write_ts(const char* key, std::uint64_t ns) {
-  std::fprintf(g_file, ",\"%s\":%" PRIu64 ".%03u", key, ns / 1000, static_cast<unsigned>(ns % 1000));
+// Microseconds with three decimals: exact nanoseconds, in the unit the format expects.
+void append_us(std::string& out, std::uint64_t ns) {
+  append_int(out, ns / 1000);
+  unsigned frac = static_cast<unsigned>(ns % 1000);
+  char tmp[4] = {'.', static_cast<char>('0' + frac / 100), static_cast<char>('0' + frac / 10 % 10),
+                 static_cast<char>('0' + frac % 10)};
+  out.append(tmp, 4);
 }
 
-void write_metadata(const char* what, int tid, const std::string& name) {
-  begin_event();
-  std::fprintf(g_file, "{\"name\":\"%s\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":", what,
-               g_pid, tid);
-  write_escaped(g_file, name.c_str());
-  std::fputs("}}", g_file);
+// Every event after the first (the process name, written by start) begins with ",\n".
+void append_metadata(std::string& out, const char* what, int tid, const std::string& name) {
+  out += ",\n{\"name\":\"";
+  out += what;
+  out += "\",\"ph\":\"M\",\"pid\":";
+  append_int(out, g_pid);
+  out += ",\"tid\":";
+  append_int(out, tid);
+  out += ",\"args\":{\"name\":";
+  append_escaped(out, name.c_str());
+  out += "}}";
 }
 
-// Caller holds g_mutex.
-void flush_locked(buffer& b) {
-  if (!g_file) {
-    b.records.clear();
-    return;
+void format(std::string& out, int tid, const record& r) {
+  out += ",\n{\"name\":";
+  append_escaped(out, r.name ? r.name : "task");
+  out += ",\"cat\":";
+  append_escaped(out, r.category ? r.category : "hytask");
+  if (r.is_instant) {
+    out += ",\"ph\":\"i\",\"s\":\"t\",\"ts\":";
+    append_us(out, r.t0);
+  } else {
+    out += ",\"ph\":\"X\",\"ts\":";
+    append_us(out, r.t0);
+    out += ",\"dur\":";
+    append_us(out, r.t1 >= r.t0 ? r.t1 - r.t0 : 0);
   }
-  for (const record& r : b.records) {
-    begin_event();
-    std::fputs("{\"name\":", g_file);
-    write_escaped(g_file, r.name ? r.name : "task");
-    std::fputs(",\"cat\":", g_file);
-    write_escaped(g_file, r.category ? r.category : "hytask");
-    if (r.is_instant) {
-      std::fprintf(g_file, ",\"ph\":\"i\",\"s\":\"t\"");
-      write_ts("ts", r.t0);
-    } else {
-      std::fprintf(g_file, ",\"ph\":\"X\"");
-      write_ts("ts", r.t0);
-      write_ts("dur", r.t1 >= r.t0 ? r.t1 - r.t0 : 0);
-    }
-    std::fprintf(g_file, ",\"pid\":%d,\"tid\":%d,\"args\":{\"id\":%" PRIu64, g_pid, b.tid, r.id);
-    if (r.note) {
-      std::fputs(",\"event\":", g_file);
-      write_escaped(g_file, r.note);
-    }
-    if (r.a.key) std::fprintf(g_file, ",\"%s\":%" PRId64, r.a.key, r.a.value);
-    if (r.b.key) std::fprintf(g_file, ",\"%s\":%" PRId64, r.b.key, r.b.value);
-    std::fputs("}}", g_file);
+  out += ",\"pid\":";
+  append_int(out, g_pid);
+  out += ",\"tid\":";
+  append_int(out, tid);
+  out += ",\"args\":{\"id\":";
+  append_int(out, r.id);
+  if (r.note) {
+    out += ",\"event\":";
+    append_escaped(out, r.note);
   }
+  for (const arg* a : {&r.a, &r.b}) {
+    if (!a->key) continue;
+    out += ",\"";
+    out += a->key;
+    out += "\":";
+    append_int(out, a->value);
+  }
+  out += "}}";
+}
+
+// Formats the buffer outside the lock, then appends it to the file in one write.
+void flush(buffer& b) {
+  thread_local std::string text;
+  text.clear();
+  text.reserve(b.records.size() * 128);
+  for (const record& r : b.records) format(text, b.tid, r);
   b.records.clear();
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (g_file) std::fwrite(text.data(), 1, text.size(), g_file);
 }
 
 buffer& my_buffer() {
@@ -114,7 +141,9 @@ buffer& my_buffer() {
     auto b = std::make_unique<buffer>();
     b->tid = g_next_anonymous_tid++;
     b->records.reserve(g_capacity);
-    write_metadata("thread_name", b->tid, "thread " + std::to_string(b->tid));
+    std::string text;
+    append_metadata(text, "thread_name", b->tid, "thread " + std::to_string(b->tid));
+    if (g_file) std::fwrite(text.data(), 1, text.size(), g_file);
     t_buffer = b.get();
     t_generation = g_generation;
     g_buffers.push_back(std::move(b));
@@ -125,10 +154,7 @@ buffer& my_buffer() {
 void push(const record& r) {
   buffer& b = my_buffer();
   b.records.push_back(r);
-  if (b.records.size() >= g_capacity) {
-    std::lock_guard<std::mutex> lock(g_mutex);
-    flush_locked(b);
-  }
+  if (b.records.size() >= g_capacity) flush(b);
 }
 
 }  // namespace
@@ -149,23 +175,27 @@ void start(const std::string& path, std::size_t buffer_events, int pid,
                              "' given by HYTASK_TRACE: check that its directory exists and is "
                              "writable");
   std::setvbuf(g_file, nullptr, _IOFBF, 1 << 20);
-  g_first_event = true;
   g_pid = pid;
   g_capacity = buffer_events;
   ++g_generation;
   g_buffers.clear();
   g_next_anonymous_tid = 10000;
   g_origin = std::chrono::steady_clock::now();
-  std::fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"hytask\"},\"traceEvents\":[\n",
-             g_file);
-  write_metadata("process_name", 0, process_name);
+  std::string text =
+      "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"hytask\"},\"traceEvents\":[\n"
+      "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":";
+  append_int(text, g_pid);
+  text += ",\"tid\":0,\"args\":{\"name\":";
+  append_escaped(text, process_name.c_str());
+  text += "}}";
+  std::fwrite(text.data(), 1, text.size(), g_file);
   g_enabled = true;
 }
 
 void stop() {
-  std::lock_guard<std::mutex> lock(g_mutex);
   g_enabled = false;
-  for (auto& b : g_buffers) flush_locked(*b);
+  for (auto& b : g_buffers) flush(*b);  // the workers have stopped: no concurrent recording
+  std::lock_guard<std::mutex> lock(g_mutex);
   g_buffers.clear();
   ++g_generation;
   if (g_file) {
@@ -177,9 +207,9 @@ void stop() {
 
 void set_thread(int tid, const std::string& name) {
   if (!g_enabled) return;
+  if (t_buffer != nullptr && t_generation == g_generation) flush(*t_buffer);
   std::lock_guard<std::mutex> lock(g_mutex);
   if (t_buffer != nullptr && t_generation == g_generation) {
-    flush_locked(*t_buffer);
     t_buffer->tid = tid;
   } else {
     auto b = std::make_unique<buffer>();
@@ -189,7 +219,9 @@ void set_thread(int tid, const std::string& name) {
     t_generation = g_generation;
     g_buffers.push_back(std::move(b));
   }
-  write_metadata("thread_name", tid, name);
+  std::string text;
+  append_metadata(text, "thread_name", tid, name);
+  if (g_file) std::fwrite(text.data(), 1, text.size(), g_file);
 }
 
 void slice(const char* name, const char* category, std::uint64_t t0, std::uint64_t t1,

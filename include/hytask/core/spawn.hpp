@@ -66,31 +66,30 @@ void release_external(task* t);
 
 inline void region_access::apply(detail::spawn_context& ctx) const { ctx.region(addr, bytes, mode); }
 
-template <class F, access... A>
-void spawn(const task_options& opts, F&& f, const A&... accesses) {
-  detail::task* t = detail::new_task(opts.priority, opts.name);
-  detail::emplace_callable(t, std::forward<F>(f));
+namespace detail {
+// Stores the body in t, registers its accesses and submits it.
+template <class F, class... A>
+void spawn_into(task* t, F&& f, const A&... accesses) {
+  emplace_callable(t, std::forward<F>(f));
   if constexpr (sizeof...(A) == 0) {
-    detail::submit(t);
+    submit(t);
   } else {
-    detail::spawn_context ctx(t);
+    spawn_context ctx(t);
     (accesses.apply(ctx), ...);
     ctx.submit();
   }
+}
+}  // namespace detail
+
+template <class F, access... A>
+void spawn(const task_options& opts, F&& f, const A&... accesses) {
+  detail::spawn_into(detail::new_task(opts.priority, opts.name), std::forward<F>(f), accesses...);
 }
 
 template <class F, access... A>
   requires(!std::is_same_v<std::decay_t<F>, task_options>)
 void spawn(F&& f, const A&... accesses) {
-  detail::task* t = detail::new_task();
-  detail::emplace_callable(t, std::forward<F>(f));
-  if constexpr (sizeof...(A) == 0) {
-    detail::submit(t);
-  } else {
-    detail::spawn_context ctx(t);
-    (accesses.apply(ctx), ...);
-    ctx.submit();
-  }
+  detail::spawn_into(detail::new_task(), std::forward<F>(f), accesses...);
 }
 
 // Waits until every task spawned by the calling task (or, from main, by main) has
