@@ -293,7 +293,7 @@ void scheduler::free_task(worker* w, task* t) {
 }
 
 void scheduler::drop_ref(task* t) {
-  if (t->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) free_task(current_worker(), t);
+  if (last_ref(t)) free_task(current_worker(), t);
 }
 
 fiber* scheduler::take_fiber(worker* w) {
@@ -592,7 +592,7 @@ void scheduler::complete(worker* w, task* t) {
     }
     child_done(w, p);
   }
-  if (t->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) free_task(w, t);
+  if (last_ref(t)) free_task(w, t);
 }
 
 void scheduler::child_done(worker* w, task* p) {

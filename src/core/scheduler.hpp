@@ -199,6 +199,14 @@ class scheduler {
   std::vector<void*> slabs_;
 };
 
+// Drops one of a task record's owners (its execution, the parent's tracker); true when it was
+// the last one. Owners are never added after spawn, so seeing a count of 1 means the caller
+// is the only owner left and may skip the atomic decrement.
+inline bool last_ref(task* t) {
+  return t->refs.load(std::memory_order_acquire) == 1 ||
+         t->refs.fetch_sub(1, std::memory_order_acq_rel) == 1;
+}
+
 // The worker running on this thread, or null. Out of line: a fiber may change threads.
 worker* current_worker() noexcept;
 void set_current_worker(worker* w) noexcept;
