@@ -43,9 +43,11 @@ int add_edge(task* pred, task* succ) {
     }
     pred->succ_tail->slot[k] = succ;
   }
-  // Fails only if pred completed meanwhile; the written slot is then simply unused.
+  // Fails only if pred completed meanwhile; the written slot is then simply unused. The
+  // failure must acquire: "no edge" is safe only because pred's completion (and so its
+  // writes) happens before everything this spawn publishes.
   return pred->nsucc.compare_exchange_strong(n, n + 1, std::memory_order_release,
-                                             std::memory_order_relaxed)
+                                             std::memory_order_acquire)
              ? 1
              : 0;
 }
