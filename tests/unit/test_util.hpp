@@ -3,6 +3,7 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -10,10 +11,15 @@
 
 namespace hytask_test {
 
-// Scales iteration counts down under sanitizers (HYTASK_TEST_SCALE, a divisor).
+#ifndef HYTASK_TEST_DEFAULT_SCALE
+#define HYTASK_TEST_DEFAULT_SCALE 1
+#endif
+
+// Scales iteration counts down: HYTASK_TEST_SCALE (a divisor) if set, else the binary's
+// default (20 in the sanitizer variants).
 inline long scaled(long n) {
   const char* s = std::getenv("HYTASK_TEST_SCALE");
-  long d = s ? std::atol(s) : 1;
+  long d = s ? std::atol(s) : HYTASK_TEST_DEFAULT_SCALE;
   return d > 1 ? std::max(1L, n / d) : n;
 }
 
