@@ -79,7 +79,6 @@ struct dep_domain {
   void finish_spawn() { spawning_ = nullptr; }
   // Forgets everything (all tasks named here have completed, e.g. after wait_all).
   void clear();
-  std::size_t fragment_count() const { return map_.size(); }
 
  private:
   struct fragment {

@@ -12,7 +12,7 @@
 #include <memory>
 #include <vector>
 
-#include "core/sanitizers.hpp"
+#include "core/cpu.hpp"
 
 namespace hytask::core {
 

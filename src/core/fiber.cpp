@@ -12,7 +12,7 @@
 #include <system_error>
 #include <unistd.h>
 
-#include "core/sanitizers.hpp"
+#include "core/cpu.hpp"
 
 #ifdef HYTASK_ASAN
 #include <sanitizer/asan_interface.h>

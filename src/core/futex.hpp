@@ -32,14 +32,4 @@ inline void futex_wake(std::atomic<std::uint32_t>& word, int count = 1) noexcept
           nullptr, 0);
 }
 
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield" ::: "memory");
-#else
-  std::atomic_signal_fence(std::memory_order_seq_cst);
-#endif
-}
-
 }  // namespace hytask::core

@@ -9,7 +9,7 @@
 
 #include "core/dependency.hpp"
 #include "core/futex.hpp"
-#include "core/sanitizers.hpp"
+#include "core/cpu.hpp"
 #include "core/topology.hpp"
 #include "hytask/errors.hpp"
 #include "trace/trace.hpp"
@@ -111,7 +111,6 @@ scheduler::scheduler(const settings& s) : settings_(s) {
     auto* w = new worker;
     w->index = i;
     w->next_id = i + 1;
-    w->rng = 0x9E3779B97F4A7C15ull * (i + 1);
     workers_.push_back(w);
   }
   for (unsigned i = 0; i < n; ++i) workers_[i]->victims = steal_order(place.package_of_worker, i);

@@ -57,7 +57,6 @@ struct alignas(4096) worker {
   std::int32_t done_count = 0;
   std::int64_t inflight_delta = 0;  // spawned - completed, not yet published
   std::uint64_t next_id = 0;
-  std::uint64_t rng = 0;
   std::uint64_t tasks_run = 0;
 
   // Helping (worker 0 only): return home when help_pred says so.
@@ -142,9 +141,6 @@ class scheduler {
     return throttle_extra_.load(std::memory_order_relaxed);
   }
 
-  std::uint64_t inflight() const noexcept {
-    return static_cast<std::uint64_t>(std::max<std::int64_t>(0, inflight_.load(std::memory_order_relaxed)));
-  }
   void flush_counts(worker* w);
   // Adds the children t counted in its plain field to alive (t's own code only).
   static void publish_children(task* t);

@@ -16,7 +16,6 @@ struct task;
 struct dep_domain;
 
 enum task_flags : std::uint32_t {
-  flag_boxed = 1u << 0,     // the callable lives on the heap, storage holds a pointer
   flag_internal = 1u << 1,  // runtime-owned (loop participants): no parent accounting
   flag_root = 1u << 2,      // the implicit root task of the main thread
   flag_started = 1u << 3,   // the body has begun (a parked fiber exists when suspended)
@@ -110,7 +109,6 @@ void emplace_callable(task* t, F&& f) {
   } else {
     Fn* boxed = new Fn(std::forward<F>(f));
     ::new (static_cast<void*>(t->storage)) Fn*(boxed);
-    t->flags |= flag_boxed;
     t->invoke = [](task* self) {
       Fn* fn = *std::launder(reinterpret_cast<Fn**>(self->storage));
       struct destroy_at_exit {

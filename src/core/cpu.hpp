@@ -1,4 +1,5 @@
-// Which sanitizer this translation unit is built with.
+// CPU-level helpers: which sanitizer is on, fences that sanitizers can see, prefetching
+// for ownership, and the spin-wait hint.
 #pragma once
 
 #if defined(__has_feature)
@@ -39,14 +40,23 @@ inline void full_fence() noexcept {
 #endif
 }
 
-}  // namespace hytask::core
 
-namespace hytask::core {
 
 // Fetches a cache line in the exclusive state, ahead of an atomic read-modify-write or a
 // store to it. __builtin_prefetch(p, 1) is a plain read prefetch unless the whole build
 // targets PREFETCHW, which leaves the RMW a second round trip for ownership; the
 // instruction is a no-op on x86 processors that lack it.
+// The spin-wait hint: lets the sibling hardware thread run and saves power in spin loops.
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#else
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+#endif
+}
+
 inline void prefetch_for_write(const void* p) noexcept {
 #if defined(__x86_64__)
   asm volatile("prefetchw %0" ::"m"(*static_cast<const char*>(p)));
