@@ -2,6 +2,7 @@
 // shown. settings::resolve and describe_knobs (hytask-info) both read this table, so a knob
 // added here is documented and validated everywhere at once.
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cstdlib>
 #include <functional>
@@ -69,6 +70,35 @@ std::function<int(const config&, settings&, std::string&)> explicit_number(
     s.*target = *(c.*field);
     return 1;
   };
+}
+
+// An enumerated knob: names[i] is the spelling of values[i].
+template <class E, std::size_t N>
+knob enum_knob(const char* variable, const char* field, const char* allowed, const char* help,
+               E def, std::optional<E> config::*cfg, E settings::*target,
+               const std::array<const char*, N>& names, const std::array<E, N>& values) {
+  auto show = [=](E v) {
+    for (std::size_t i = 0; i < N; ++i)
+      if (values[i] == v) return std::string(names[i]);
+    return std::string("?");
+  };
+  return knob{variable, field, allowed, help, [=](settings& s) { s.*target = def; },
+              [=](const std::string& t, settings& s) {
+                std::string v = lower(trim(t));
+                for (std::size_t i = 0; i < N; ++i)
+                  if (v == names[i]) {
+                    s.*target = values[i];
+                    return true;
+                  }
+                return false;
+              },
+              [=](const config& c, settings& s, std::string& shown) {
+                if (!(c.*cfg)) return 0;
+                shown = show(*(c.*cfg));
+                s.*target = *(c.*cfg);
+                return 1;
+              },
+              [=](const settings& s) { return show(s.*target); }};
 }
 
 const std::vector<knob>& knobs() {
@@ -179,6 +209,100 @@ const std::vector<knob>& knobs() {
        explicit_number<std::size_t>(&config::trace_buffer, &settings::trace_buffer,
                                     [](std::size_t v) { return v >= 1024 && v <= 100000000; }),
        [](const settings& s) { return std::to_string(s.trace_buffer); }},
+
+      enum_knob<mpi_use, 3>(
+          "HYTASK_MPI", "mpi", "'auto', 'on' or 'off'",
+          "initialise MPI (or adopt it): auto does when MPI is already initialised or the "
+          "program was started by an MPI launcher",
+          mpi_use::automatic, &config::mpi, &settings::mpi, {"auto", "on", "off"},
+          {mpi_use::automatic, mpi_use::on, mpi_use::off}),
+
+      enum_knob<hytask::mpi_mode, 3>(
+          "HYTASK_MPI_MODE", "mpi_mode", "'multiple', 'funneled' or 'masteronly'",
+          "who calls MPI: any thread (needs MPI_THREAD_MULTIPLE), one hytask MPI thread, or "
+          "main when it has nothing else to run",
+          hytask::mpi_mode::multiple, &config::mpi_mode, &settings::mpi_mode,
+          {"multiple", "funneled", "masteronly"},
+          {hytask::mpi_mode::multiple, hytask::mpi_mode::funneled, hytask::mpi_mode::masteronly}),
+
+      enum_knob<progress_policy, 3>(
+          "HYTASK_PROGRESS", "progress", "'workers', 'thread' or 'none'",
+          "when pending MPI requests are polled: by idle workers and every HYTASK_POLL_EVERY "
+          "task switches, by a thread that sleeps between polls, or only by workers that "
+          "have nothing else to do",
+          progress_policy::workers, &config::progress, &settings::progress,
+          {"workers", "thread", "none"},
+          {progress_policy::workers, progress_policy::thread, progress_policy::none}),
+
+      {"HYTASK_POLL_EVERY", "poll_every", "an integer from 1 to 1000000",
+       "with HYTASK_PROGRESS=workers, a busy worker polls every this many task switches",
+       [](settings& s) { s.poll_every = 8; },
+       [](const std::string& t, settings& s) {
+         auto v = parse_uint(t);
+         if (!v || *v < 1 || *v > 1000000) return false;
+         s.poll_every = static_cast<unsigned>(*v);
+         return true;
+       },
+       explicit_number<unsigned>(&config::poll_every, &settings::poll_every,
+                                 [](unsigned v) { return v >= 1 && v <= 1000000; }),
+       [](const settings& s) { return std::to_string(s.poll_every); }},
+
+      {"HYTASK_PROGRESS_MIN_US", "progress_min_us", "an integer from 1 to 1000000 (microseconds)",
+       "shortest wait between two polls of a thread that waits for MPI operations",
+       [](settings& s) { s.progress_min_us = 5; },
+       [](const std::string& t, settings& s) {
+         auto v = parse_uint(t);
+         if (!v || *v < 1 || *v > 1000000) return false;
+         s.progress_min_us = static_cast<unsigned>(*v);
+         return true;
+       },
+       explicit_number<unsigned>(&config::progress_min_us, &settings::progress_min_us,
+                                 [](unsigned v) { return v >= 1 && v <= 1000000; }),
+       [](const settings& s) { return std::to_string(s.progress_min_us); }},
+
+      {"HYTASK_PROGRESS_MAX_US", "progress_max_us", "an integer from 1 to 1000000 (microseconds)",
+       "longest wait between two polls (the wait doubles while nothing completes)",
+       [](settings& s) { s.progress_max_us = 500; },
+       [](const std::string& t, settings& s) {
+         auto v = parse_uint(t);
+         if (!v || *v < 1 || *v > 1000000) return false;
+         s.progress_max_us = static_cast<unsigned>(*v);
+         return true;
+       },
+       explicit_number<unsigned>(&config::progress_max_us, &settings::progress_max_us,
+                                 [](unsigned v) { return v >= 1 && v <= 1000000; }),
+       [](const settings& s) { return std::to_string(s.progress_max_us); }},
+
+      {"HYTASK_COMM_PRIORITY", "comm_priority", "'1' or '0'",
+       "tasks released by communication, and tasks that declare channels, run before others",
+       [](settings& s) { s.comm_priority = true; },
+       [](const std::string& t, settings& s) {
+         std::string v = trim(t);
+         if (v == "1") s.comm_priority = true;
+         else if (v == "0") s.comm_priority = false;
+         else return false;
+         return true;
+       },
+       [](const config& c, settings& s, std::string& shown) {
+         if (!c.comm_priority) return 0;
+         shown = *c.comm_priority ? "1" : "0";
+         s.comm_priority = *c.comm_priority;
+         return 1;
+       },
+       [](const settings& s) { return std::string(s.comm_priority ? "1" : "0"); }},
+
+      {"HYTASK_WATCHDOG_S", "watchdog_s", "an integer from 0 to 86400 (seconds; 0 = off)",
+       "abort the job, listing every pending operation, when nothing progresses for this long",
+       [](settings& s) { s.watchdog_s = 0; },
+       [](const std::string& t, settings& s) {
+         auto v = parse_uint(t);
+         if (!v || *v > 86400) return false;
+         s.watchdog_s = static_cast<unsigned>(*v);
+         return true;
+       },
+       explicit_number<unsigned>(&config::watchdog_s, &settings::watchdog_s,
+                                 [](unsigned v) { return v <= 86400; }),
+       [](const settings& s) { return std::to_string(s.watchdog_s); }},
   };
   return table;
 }
@@ -204,6 +328,11 @@ settings resolve_all(const config& c, std::vector<std::string>* sources) {
     }
     if (sources) sources->push_back(source);
   }
+  if (s.progress_min_us > s.progress_max_us)
+    throw config_error("HYTASK_PROGRESS_MIN_US (" + std::to_string(s.progress_min_us) +
+                       ") is larger than HYTASK_PROGRESS_MAX_US (" +
+                       std::to_string(s.progress_max_us) + "): the shortest wait between polls "
+                       "must not exceed the longest");
   return s;
 }
 

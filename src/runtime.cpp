@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <exception>
 
+#include "comm/comm.hpp"
 #include "core/scheduler.hpp"
 #include "trace/trace.hpp"
 
@@ -12,32 +13,65 @@ namespace hytask {
 
 struct runtime::impl {
   hytask::settings settings;
+  std::unique_ptr<mpi::detail::comm_system> comm;
   std::unique_ptr<core::scheduler> sched;
   bool tracing = false;
   bool stopped = false;
+  void start(const config& cfg, int* argc, char*** argv);
 };
 
-runtime::runtime(int& argc, char**& argv) : runtime(config{}) {
-  (void)argc;  // reserved: the MPI layer passes them to MPI_Init_thread
-  (void)argv;
+namespace {
+
+// With several ranks, each writes its own timeline: "%r" in the path becomes the rank, or
+// ".rank<r>" goes before the extension.
+std::string trace_path(const std::string& path, int rank, int size) {
+  if (auto p = path.find("%r"); p != std::string::npos)
+    return path.substr(0, p) + std::to_string(rank) + path.substr(p + 2);
+  if (size <= 1) return path;
+  auto slash = path.find_last_of('/');
+  auto dot = path.find_last_of('.');
+  std::string suffix = ".rank" + std::to_string(rank);
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash))
+    return path + suffix;
+  return path.substr(0, dot) + suffix + path.substr(dot);
 }
 
-runtime::runtime(const config& cfg) : impl_(std::make_unique<impl>()) {
+}  // namespace
+
+void runtime::impl::start(const config& cfg, int* argc, char*** argv) {
   if (core::scheduler::instance() != nullptr)
     throw usage_error(
         "hytask: a hytask::runtime already exists; create exactly one, in main, and keep it "
         "alive while tasks run");
-  impl_->settings = settings::resolve(cfg);
-  if (!impl_->settings.trace.empty()) {
-    trace::start(impl_->settings.trace, impl_->settings.trace_buffer, 0, "hytask");
-    impl_->tracing = true;
-  }
+  settings = settings::resolve(cfg);
+  // MPI first (a rank names the trace; funneled mode starts its MPI thread here), then the
+  // trace, the workers, and the progress hooks that join them.
+  if (mpi::detail::comm_system::wanted(settings))
+    comm = std::make_unique<mpi::detail::comm_system>(settings, argc, argv);
+  const int rank = comm ? comm->rank() : 0;
+  const int size = comm ? comm->size() : 1;
   try {
-    impl_->sched = std::make_unique<core::scheduler>(impl_->settings);
+    if (!settings.trace.empty()) {
+      trace::start(trace_path(settings.trace, rank, size), settings.trace_buffer, rank,
+                   comm ? "hytask rank " + std::to_string(rank) : std::string("hytask"));
+      tracing = true;
+    }
+    sched = std::make_unique<core::scheduler>(settings);
+    if (comm) comm->start();
   } catch (...) {
-    if (impl_->tracing) trace::stop();
+    sched.reset();
+    comm.reset();
+    if (tracing) trace::stop();
     throw;
   }
+}
+
+runtime::runtime(int& argc, char**& argv) : impl_(std::make_unique<impl>()) {
+  impl_->start(config{}, &argc, &argv);
+}
+
+runtime::runtime(const config& cfg) : impl_(std::make_unique<impl>()) {
+  impl_->start(cfg, nullptr, nullptr);
 }
 
 void runtime::shutdown() {
@@ -49,7 +83,9 @@ void runtime::shutdown() {
   } catch (...) {
     error = std::current_exception();
   }
+  if (impl_->comm) impl_->comm->drain();  // MPI_Finalize needs every operation complete
   impl_->sched.reset();
+  impl_->comm.reset();
   if (impl_->tracing) trace::stop();
   if (error) std::rethrow_exception(error);
 }

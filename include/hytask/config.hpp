@@ -18,6 +18,9 @@
 namespace hytask {
 
 enum class pin_policy { none, cores };
+enum class mpi_use { automatic, on, off };
+enum class mpi_mode { multiple, funneled, masteronly };
+enum class progress_policy { workers, thread, none };
 
 struct config {
   std::optional<unsigned> threads{};          // HYTASK_THREADS: workers, main included
@@ -27,6 +30,14 @@ struct config {
   std::optional<pin_policy> pin{};            // HYTASK_PIN: none | cores
   std::optional<std::string> trace{};         // HYTASK_TRACE: timeline file, "" = off
   std::optional<std::size_t> trace_buffer{};  // HYTASK_TRACE_BUFFER: events per thread per flush
+  std::optional<mpi_use> mpi{};                 // HYTASK_MPI: auto | on | off
+  std::optional<hytask::mpi_mode> mpi_mode{};   // HYTASK_MPI_MODE: multiple | funneled | masteronly
+  std::optional<progress_policy> progress{};    // HYTASK_PROGRESS: workers | thread | none
+  std::optional<unsigned> poll_every{};         // HYTASK_POLL_EVERY: busy-worker poll interval
+  std::optional<unsigned> progress_min_us{};    // HYTASK_PROGRESS_MIN_US: shortest poll period
+  std::optional<unsigned> progress_max_us{};    // HYTASK_PROGRESS_MAX_US: longest poll period
+  std::optional<bool> comm_priority{};          // HYTASK_COMM_PRIORITY: 1 | 0
+  std::optional<unsigned> watchdog_s{};         // HYTASK_WATCHDOG_S: 0 = off
 };
 
 // Every knob resolved: explicit config field, else HYTASK_* variable, else the default.
@@ -38,6 +49,14 @@ struct settings {
   pin_policy pin = pin_policy::none;
   std::string trace;
   std::size_t trace_buffer = 0;
+  mpi_use mpi = mpi_use::automatic;
+  hytask::mpi_mode mpi_mode = hytask::mpi_mode::multiple;
+  progress_policy progress = progress_policy::workers;
+  unsigned poll_every = 0;
+  unsigned progress_min_us = 0;
+  unsigned progress_max_us = 0;
+  bool comm_priority = true;
+  unsigned watchdog_s = 0;
 
   // Throws config_error on the first invalid value.
   static settings resolve(const config& explicit_values = {});

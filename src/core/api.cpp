@@ -99,7 +99,16 @@ void spawn_context::submit() {
     core::scheduler::instance()->push_ready(core::current_worker(), task_);
 }
 
-void release_external(task* t) {
+void spawn_context::raise_priority() { task_->priority = 1; }
+
+void release_external(task* t, std::exception_ptr error, bool high) {
+  // Record before the release: the acq_rel below publishes it to whoever runs t. Only the
+  // first failing dependency writes (t has not started, so nothing else writes its flags).
+  if (error && !t->has_error.exchange(true, std::memory_order_acq_rel)) {
+    t->error = std::move(error);
+    t->flags |= flag_failed;
+  }
+  if (high) t->priority = 1;
   if (t->pending.fetch_sub(1, std::memory_order_acq_rel) == 1)
     core::scheduler::instance()->make_ready(t);
 }

@@ -511,11 +511,12 @@ void scheduler::run(worker* w, task* t) {
   }
   t->flags |= detail::flag_started;
   try {
-    t->invoke(t);
+    t->invoke(t, (t->flags & detail::flag_failed) == 0);  // a failed dependency skips the body
   } catch (...) {
     record_error(t, std::current_exception());
     t->flags |= detail::flag_error;
   }
+  if (t->flags & detail::flag_failed) t->flags |= detail::flag_error;
   w = current_worker();  // the body may have suspended and resumed elsewhere
   if (trace::enabled())
     trace::slice(t->name, "task", w->slice_start, trace::now(), task_id(w, t), "end");
@@ -594,11 +595,15 @@ void scheduler::complete(worker* w, task* t) {
   if (last_ref(t)) free_task(w, t);
 }
 
+void scheduler::child_done_direct(worker* w, task* p) {
+  std::int32_t now = p->alive.fetch_sub(1, std::memory_order_seq_cst) - 1;
+  if (now == 0) complete(w, p);
+  else if (now == detail::body_share) wake_waiting_parent(p);
+}
+
 void scheduler::child_done(worker* w, task* p) {
   if (w == nullptr) {
-    std::int32_t now = p->alive.fetch_sub(1, std::memory_order_seq_cst) - 1;
-    if (now == 0) complete(nullptr, p);
-    else if (now == detail::body_share) wake_waiting_parent(p);
+    child_done_direct(nullptr, p);
     return;
   }
   if (w->done_parent == p) {
@@ -638,20 +643,46 @@ void scheduler::flush_counts(worker* w) {
 
 void scheduler::idle(worker* w) {
   flush_counts(w);
-  const std::int64_t spin_until = now_ns() + static_cast<std::int64_t>(settings_.spin_us) * 1000;
+  // Outstanding operations: this worker polls them, waiting longer and longer between polls
+  // while nothing completes; with nothing pending it spins briefly, then sleeps until woken.
+  long wait_ns = -1;
+  if (hooks_.poll != nullptr && hooks_.idle_poll) {
+    switch (hooks_.poll(hooks_.ctx, w->index, true)) {
+      case poll_result::progressed:
+        w->poll_wait_ns = 0;
+        return;
+      case poll_result::pending:
+        w->poll_wait_ns = w->poll_wait_ns == 0
+                              ? hooks_.min_wait_ns
+                              : std::min(hooks_.max_wait_ns, 2 * w->poll_wait_ns);
+        wait_ns = static_cast<long>(w->poll_wait_ns);
+        break;
+      case poll_result::nothing_pending:
+        w->poll_wait_ns = 0;
+        break;
+    }
+  }
+  const std::int64_t spin_ns = static_cast<std::int64_t>(settings_.spin_us) * 1000;
+  const std::int64_t spin_until = now_ns() + (wait_ns >= 0 ? std::min<std::int64_t>(spin_ns, wait_ns) : spin_ns);
   do {
     for (int i = 0; i < 64; ++i) {
       cpu_relax();
       if (work_visible(w) || should_go_home(w, false)) return;
     }
   } while (now_ns() < spin_until);
+  if (wait_ns >= 0 && wait_ns <= spin_ns) return;  // short waits are spent spinning
 
   w->sleep_word.store(asleep, std::memory_order_seq_cst);
   sleepers_.fetch_add(1, std::memory_order_seq_cst);
   full_fence();
   if (!work_visible(w) && !should_go_home(w, false)) {
-    // Helping predicates that nobody signals (throttling) are re-checked periodically.
-    const long timeout = w->help_poll ? 200000L : -1L;
+    // Helping predicates that nobody signals (throttling) and outstanding operations are
+    // re-checked after a timeout.
+    long timeout = w->help_poll ? 200000L : -1L;
+    if (wait_ns < 0 && hooks_.has_pending != nullptr && hooks_.idle_poll &&
+        hooks_.has_pending(hooks_.ctx, w->index))
+      wait_ns = hooks_.min_wait_ns;  // registered since this worker last polled
+    if (wait_ns >= 0) timeout = timeout < 0 ? wait_ns : std::min(timeout, wait_ns);
     while (w->sleep_word.load(std::memory_order_acquire) == asleep) {
       futex_wait(w->sleep_word, asleep, timeout);
       if (timeout >= 0) break;
@@ -659,6 +690,35 @@ void scheduler::idle(worker* w) {
   }
   sleepers_.fetch_sub(1, std::memory_order_seq_cst);
   w->sleep_word.store(awake, std::memory_order_relaxed);
+}
+
+void scheduler::set_progress_hooks(const progress_hooks& h) { hooks_ = h; }
+
+void scheduler::wake_for_progress() {
+  full_fence();
+  if (sleepers_.load(std::memory_order_relaxed) > 0) wake_one();
+}
+
+task* scheduler::hold_current() {
+  worker* w = current_worker();
+  task* t = w ? w->current_task : nullptr;
+  if (t == nullptr) return nullptr;
+  t->flags |= detail::flag_parent;  // alive may now differ from the body's share
+  t->alive.fetch_add(1, std::memory_order_relaxed);
+  return t;
+}
+
+void scheduler::release_hold(task* t, std::exception_ptr error) {
+  // The error is published by the decrement (acq_rel) before complete() reads it; the task
+  // has flag_parent set (hold_current), so complete() looks at has_error.
+  if (error) record_error(t, std::move(error));
+  child_done_direct(current_worker(), t);
+}
+
+std::uint64_t scheduler::tasks_started() const noexcept {
+  std::uint64_t n = 0;
+  for (worker* w : workers_) n += w->tasks_run.load(std::memory_order_relaxed);
+  return n;
 }
 
 // ---- waiting, suspension, yield, throttling ------------------------------------------
@@ -712,7 +772,11 @@ void scheduler::suspend(arm_fn arm, void* arg) {
 
 void scheduler::begin_run(worker* w, task* t) {
   while (w->done_parent != nullptr && w->done_parent != t->parent) flush_children(w);
-  ++w->tasks_run;
+  w->tasks_run.store(w->tasks_run.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  if (hooks_.every != 0 && ++w->since_poll >= hooks_.every) {  // a busy worker's scheduling point
+    w->since_poll = 0;
+    hooks_.poll(hooks_.ctx, w->index, false);
+  }
   w->current_task = t;
   if (trace::enabled()) {
     w->slice_start = trace::now();
@@ -731,12 +795,13 @@ void scheduler::unget(worker* w, task* t) {
   }
 }
 
-void scheduler::resume(task* t) {
+void scheduler::resume(task* t, bool high) {
   if (t == &root_) {
     root_resumed_.store(1, std::memory_order_seq_cst);
     wake(workers_[0]);
     return;
   }
+  if (high) t->priority = 1;
   make_ready(t);
 }
 
@@ -787,12 +852,12 @@ void scheduler::yield() {
     struct once {
       worker* w;
       std::uint64_t start;
-    } arg{w, w->tasks_run};
+    } arg{w, w->tasks_run.load(std::memory_order_relaxed)};
     help_until(
         w,
         [](void* a, bool found_nothing) {
           auto* o = static_cast<once*>(a);
-          return found_nothing || o->w->tasks_run != o->start;
+          return found_nothing || o->w->tasks_run.load(std::memory_order_relaxed) != o->start;
         },
         &arg);
     return;

@@ -20,6 +20,7 @@
 
 #include "core/deque.hpp"
 #include "core/fiber.hpp"
+#include "core/progress_hooks.hpp"
 #include "hytask/config.hpp"
 #include "hytask/core/detail/task.hpp"
 
@@ -57,7 +58,9 @@ struct alignas(4096) worker {
   std::int32_t done_count = 0;
   std::int64_t inflight_delta = 0;  // spawned - completed, not yet published
   std::uint64_t next_id = 0;
-  std::uint64_t tasks_run = 0;
+  std::atomic<std::uint64_t> tasks_run{0};  // owner writes; the watchdog reads
+  unsigned since_poll = 0;                   // task switches since the last busy poll
+  std::int64_t poll_wait_ns = 0;             // idle poller's current wait between polls
 
   // Helping (worker 0 only): return home when help_pred says so.
   help_pred_fn help_pred = nullptr;
@@ -106,11 +109,23 @@ class scheduler {
   // --- waiting ---
   void wait_children(worker* w);            // wait_all
   void suspend(arm_fn arm, void* arg);      // current task, or main's root
-  void resume(task* t);                     // from any thread
+  void resume(task* t, bool high = false);  // from any thread; high: run before normal tasks
   void yield();
   void throttle(worker* w);
   void help_until(worker* w, help_pred_fn pred, void* arg);  // main's home context only
   void post_to_mailbox(unsigned worker_index, task* t);
+
+  // --- upper layers ---
+  void set_progress_hooks(const progress_hooks& h);  // before any task runs
+  const progress_hooks& hooks() const noexcept { return hooks_; }
+  void wake_for_progress();   // an operation was registered: wake a sleeping worker to poll
+  task* hold_current();       // the current task will not complete before release_hold
+  void release_hold(task* t, std::exception_ptr error = nullptr);  // from any thread
+  std::uint64_t tasks_started() const noexcept;  // sum over workers, for the watchdog
+  std::int64_t in_flight() const noexcept {      // tasks spawned, not completed (approximate)
+    return std::max<std::int64_t>(0, inflight_.load(std::memory_order_relaxed));
+  }
+  void wake_worker(unsigned index) { wake(workers_[index]); }
 
   // The loop run by every fiber.
   [[noreturn]] static void fiber_main();
@@ -158,6 +173,7 @@ class scheduler {
   void body_done(worker* w, task* t);
   void complete(worker* w, task* t);
   void child_done(worker* w, task* parent);
+  void child_done_direct(worker* w, task* parent);  // one decrement, now (holds, foreign threads)
   void flush_children(worker* w);
   void wake_waiting_parent(task* p);
   void idle(worker* w);
@@ -177,6 +193,7 @@ class scheduler {
   static scheduler* instance_;
 
   settings settings_;
+  progress_hooks hooks_;
   std::vector<worker*> workers_;
   task root_;
   std::atomic<bool> stopping_{false};

@@ -50,6 +50,8 @@ class spawn_context {
   // add_external() and later call release_external(target()).
   task* target() const { return task_; }
   void add_external() { ++external_; }
+  // The task communicates: put it in the high priority class.
+  void raise_priority();
   void submit();
 
  private:
@@ -59,8 +61,10 @@ class spawn_context {
   int external_ = 0;  // external dependencies registered
 };
 
-// Releases one external dependency of t; makes t ready when it was the last one.
-void release_external(task* t);
+// Releases one external dependency of t; makes t ready when it was the last one. With an
+// error, t fails: its body will not run and the error reaches the wait_all that covers it.
+// `high` puts t in the high priority class (tasks released by communication).
+void release_external(task* t, std::exception_ptr error = nullptr, bool high = false);
 
 }  // namespace detail
 

@@ -22,12 +22,15 @@ enum task_flags : std::uint32_t {
   flag_parent = 1u << 4,    // has spawned children or taken holds: alive may differ from body_share
   flag_cold = 1u << 5,      // line 2 holds a name, an id or hooks to clear before reuse
   flag_error = 1u << 6,     // the body threw (its exception is in line 2)
+  flag_failed = 1u << 7,    // a dependency failed before the body ran: skip the body
 };
 // Line 2 needs a look at completion and reuse only when one of these is set; a leaf task
 // without a name never touches it.
-inline constexpr std::uint32_t cold_line_flags = flag_parent | flag_cold | flag_error | flag_internal;
+inline constexpr std::uint32_t cold_line_flags =
+    flag_parent | flag_cold | flag_error | flag_internal | flag_failed;
 
-using invoke_fn = void (*)(task*);
+// Runs the callable if `run`, then destroys it (a task failed by a dependency is not run).
+using invoke_fn = void (*)(task*, bool run);
 using complete_hook_fn = void (*)(task*);
 
 inline constexpr std::size_t task_inline_bytes = 80;
@@ -98,24 +101,24 @@ void emplace_callable(task* t, F&& f) {
   if constexpr (sizeof(Fn) <= task_inline_bytes && alignof(Fn) <= 16 &&
                 std::is_nothrow_move_constructible_v<Fn>) {
     ::new (static_cast<void*>(t->storage)) Fn(std::forward<F>(f));
-    t->invoke = [](task* self) {
+    t->invoke = [](task* self, bool run) {
       Fn* fn = std::launder(reinterpret_cast<Fn*>(self->storage));
       struct destroy_at_exit {
         Fn* p;
         ~destroy_at_exit() { p->~Fn(); }
       } guard{fn};
-      (*fn)();
+      if (run) (*fn)();
     };
   } else {
     Fn* boxed = new Fn(std::forward<F>(f));
     ::new (static_cast<void*>(t->storage)) Fn*(boxed);
-    t->invoke = [](task* self) {
+    t->invoke = [](task* self, bool run) {
       Fn* fn = *std::launder(reinterpret_cast<Fn**>(self->storage));
       struct destroy_at_exit {
         Fn* p;
         ~destroy_at_exit() { delete p; }
       } guard{fn};
-      (*fn)();
+      if (run) (*fn)();
     };
   }
 }

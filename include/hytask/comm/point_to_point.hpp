@@ -1,0 +1,97 @@
+// Point-to-point communication through hytask.
+//
+// Blocking calls (send, ssend, recv, probe) made inside a task suspend only that task until
+// the operation completes; its worker runs other tasks meanwhile. From main they run other
+// tasks while they wait; from any other thread they behave like the MPI call. Underneath,
+// every call is MPI's non-blocking variant, completed by hytask's progress engine.
+//
+// Two forms of each call:
+//   raw   — MPI's own arguments:       hytask::mpi::send(buf, count, MPI_DOUBLE, dest, tag)
+//   typed — a contiguous range of an arithmetic type:
+//                                      hytask::mpi::send(std::span(buf, count), dest, tag)
+//                                      hytask::mpi::send(vec, dest, tag)
+// The communicator defaults to hytask::mpi::comm_world(), a duplicate of MPI_COMM_WORLD whose
+// errors come back as hytask::mpi::error exceptions.
+#pragma once
+
+#include <mpi.h>
+
+#include <ranges>
+#include <span>
+
+#include "hytask/comm/datatype.hpp"
+#include "hytask/comm/request.hpp"
+
+namespace hytask::mpi {
+
+// hytask's duplicate of MPI_COMM_WORLD (errors return, and are thrown as hytask::mpi::error).
+MPI_Comm comm_world();
+int rank(MPI_Comm comm = comm_world());
+int size(MPI_Comm comm = comm_world());
+
+// ---- raw forms ------------------------------------------------------------------------
+void send(const void* buf, int count, MPI_Datatype type, int dest, int tag,
+          MPI_Comm comm = comm_world());
+void ssend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
+           MPI_Comm comm = comm_world());
+MPI_Status recv(void* buf, int count, MPI_Datatype type, int source, int tag,
+                MPI_Comm comm = comm_world());
+MPI_Status probe(int source, int tag, MPI_Comm comm = comm_world());
+
+request isend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
+              MPI_Comm comm = comm_world());
+request issend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
+               MPI_Comm comm = comm_world());
+request irecv(void* buf, int count, MPI_Datatype type, int source, int tag,
+              MPI_Comm comm = comm_world());
+
+// ---- typed forms ----------------------------------------------------------------------
+template <class R>
+concept mpi_range = std::ranges::contiguous_range<R> && std::ranges::sized_range<R> &&
+                    mpi_type<std::ranges::range_value_t<R>>;
+
+template <class R>
+concept mutable_mpi_range =
+    mpi_range<R> && !std::is_const_v<std::remove_reference_t<std::ranges::range_reference_t<R>>>;
+
+namespace detail {
+template <class R>
+int count_of(const R& r) {
+  return static_cast<int>(std::ranges::size(r));
+}
+template <class R>
+MPI_Datatype type_of() {
+  return datatype_of<std::ranges::range_value_t<R>>();
+}
+}  // namespace detail
+
+template <mpi_range R>
+void send(const R& data, int dest, int tag, MPI_Comm comm = comm_world()) {
+  send(std::ranges::data(data), detail::count_of(data), detail::type_of<R>(), dest, tag, comm);
+}
+template <mpi_range R>
+void ssend(const R& data, int dest, int tag, MPI_Comm comm = comm_world()) {
+  ssend(std::ranges::data(data), detail::count_of(data), detail::type_of<R>(), dest, tag, comm);
+}
+template <mutable_mpi_range R>
+MPI_Status recv(R&& data, int source, int tag, MPI_Comm comm = comm_world()) {
+  return recv(std::ranges::data(data), detail::count_of(data), detail::type_of<R>(), source, tag,
+              comm);
+}
+template <mpi_range R>
+request isend(const R& data, int dest, int tag, MPI_Comm comm = comm_world()) {
+  return isend(std::ranges::data(data), detail::count_of(data), detail::type_of<R>(), dest, tag,
+               comm);
+}
+template <mpi_range R>
+request issend(const R& data, int dest, int tag, MPI_Comm comm = comm_world()) {
+  return issend(std::ranges::data(data), detail::count_of(data), detail::type_of<R>(), dest, tag,
+                comm);
+}
+template <mutable_mpi_range R>
+request irecv(R&& data, int source, int tag, MPI_Comm comm = comm_world()) {
+  return irecv(std::ranges::data(data), detail::count_of(data), detail::type_of<R>(), source, tag,
+               comm);
+}
+
+}  // namespace hytask::mpi

@@ -1,0 +1,118 @@
+// hytask::mpi::request: a handle to a non-blocking MPI operation posted through hytask.
+//
+//   auto r = hytask::mpi::irecv(buf, n, left, tag);
+//   hytask::spawn([&] { use(buf); }, hytask::after(r));   // ready once the message is in
+//
+//   hytask::spawn([&] {
+//     produce(buf);
+//     hytask::mpi::bind(hytask::mpi::isend(buf, n, right, tag));  // return at once; successors
+//   }, hytask::in(buf, n));                                    // wait for the send
+//
+// A request is moved, not copied. Dropping a pending request is allowed: the operation still
+// completes (the runtime waits for every operation before MPI_Finalize), but its buffer must
+// stay valid until then. Waiting inside a task suspends only that task.
+#pragma once
+
+#include <mpi.h>
+
+#include <array>
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "hytask/core/access.hpp"
+
+namespace hytask::mpi {
+
+namespace detail {
+struct operation;
+void acquire(operation* op) noexcept;
+void release(operation* op) noexcept;
+}  // namespace detail
+
+class request {
+ public:
+  request() noexcept = default;
+  explicit request(detail::operation* op) noexcept : op_(op) {}
+  request(request&& o) noexcept : op_(o.op_) { o.op_ = nullptr; }
+  request& operator=(request&& o) noexcept {
+    if (this != &o) {
+      if (op_) detail::release(op_);
+      op_ = o.op_;
+      o.op_ = nullptr;
+    }
+    return *this;
+  }
+  request(const request&) = delete;
+  request& operator=(const request&) = delete;
+  ~request() {
+    if (op_) detail::release(op_);
+  }
+
+  bool valid() const noexcept { return op_ != nullptr; }
+  // True once the operation has completed; throws hytask::mpi::error if it failed.
+  bool test();
+  // Returns once the operation has completed (a task suspends); throws if it failed.
+  void wait();
+  // The completion status (source, tag, count); valid after completion.
+  MPI_Status status() const;
+  // The MPI request while the operation is posted and pending, else MPI_REQUEST_NULL.
+  MPI_Request native() const noexcept;
+
+  detail::operation* get() const noexcept { return op_; }
+
+ private:
+  detail::operation* op_ = nullptr;
+};
+
+void wait(request& r);
+void waitall(std::span<request> requests);
+inline void waitall(std::vector<request>& requests) { waitall(std::span<request>(requests)); }
+
+// Called inside a task: the task may return at once, but it completes — and releases its
+// successors — only when these operations have completed. If one fails, the task fails with
+// that error. Outside a task, bind waits for them.
+void bind(request& r);
+void bind(request&& r);
+void bind(std::span<request> requests);
+
+namespace detail {
+void attach_after(hytask::detail::spawn_context& ctx, operation* const* ops, std::size_t n);
+}
+
+// An access: the task is not started before every request has completed.
+template <std::size_t N>
+struct requests_access {
+  std::array<detail::operation*, N> ops;
+  void apply(hytask::detail::spawn_context& ctx) const { detail::attach_after(ctx, ops.data(), N); }
+};
+
+struct request_span_access {
+  std::vector<detail::operation*> ops;
+  void apply(hytask::detail::spawn_context& ctx) const {
+    detail::attach_after(ctx, ops.data(), ops.size());
+  }
+};
+
+}  // namespace hytask::mpi
+
+namespace hytask {
+
+// The task becomes ready when all these requests have completed (seed 000's commtask
+// finalize). The requests stay valid; a request that already completed adds nothing.
+template <class... R>
+  requires(std::is_same_v<R, mpi::request> && ...)
+mpi::requests_access<sizeof...(R) + 1> after(const mpi::request& first, const R&... rest) {
+  return {{{first.get(), rest.get()...}}};
+}
+
+inline mpi::request_span_access after(std::span<const mpi::request> requests) {
+  mpi::request_span_access a;
+  for (const auto& r : requests) a.ops.push_back(r.get());
+  return a;
+}
+inline mpi::request_span_access after(const std::vector<mpi::request>& requests) {
+  return after(std::span<const mpi::request>(requests));
+}
+
+}  // namespace hytask

@@ -1,0 +1,18 @@
+// Task-aware MPI: communication inside tasks that never blocks a worker.
+//
+//   hytask::runtime rt(argc, argv);                  // also initialises MPI
+//   hytask::spawn([&] {
+//     hytask::mpi::recv(std::span(halo), left, 0);   // suspends this task only
+//     compute(halo);
+//   }, hytask::out(halo));
+//
+// See docs/mpi.md. Requests (isend, irecv, i<collective>) can gate tasks with
+// hytask::after(req) or hold a task's completion with hytask::mpi::bind(req).
+#pragma once
+
+#include "hytask/comm/collectives.hpp"
+#include "hytask/comm/datatype.hpp"
+#include "hytask/comm/error.hpp"
+#include "hytask/comm/ordering.hpp"
+#include "hytask/comm/point_to_point.hpp"
+#include "hytask/comm/request.hpp"

@@ -1,0 +1,138 @@
+// The task-aware MPI layer's state: MPI's initialisation, who may call MPI (HYTASK_MPI_MODE),
+// who polls and when (HYTASK_PROGRESS), the threads this needs, the watchdog, and the table
+// of channels used to order and check operations posted by tasks.
+//
+// Modes (seed 003's taxonomy):
+//   multiple    any thread calls MPI; needs MPI_THREAD_MULTIPLE.
+//   funneled    hytask starts an MPI thread, which initialises MPI (MPI_THREAD_FUNNELED) and
+//               makes every MPI call: the others hand it operations and ask it to poll.
+//   masteronly  only main calls MPI (MPI_THREAD_FUNNELED), and only when it waits inside
+//               hytask with no task ready: operations of other threads wait for it.
+// Progress policies decide when polls happen, whoever runs them:
+//   none        when a worker has nothing else to do (someone is effectively waiting);
+//   workers     also on busy workers every HYTASK_POLL_EVERY task switches;
+//   thread      on a timer that backs off while nothing completes (a progress thread in
+//               multiple mode, the MPI thread in funneled mode; main's waits in masteronly).
+#pragma once
+
+#include <mpi.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "comm/engine.hpp"
+#include "comm/operation.hpp"
+#include "hytask/config.hpp"
+
+namespace hytask::mpi::detail {
+
+bool launched_by_mpi();  // an MPI launcher's environment variables are present
+
+class comm_system {
+ public:
+  // Phase 1, before the scheduler starts: initialise MPI, or adopt it.
+  comm_system(const settings& s, int* argc, char*** argv);
+  // Phase 2, once the scheduler runs: progress hooks, threads, watchdog.
+  void start();
+  // After the last task: wait for every outstanding operation (MPI_Finalize needs it).
+  void drain();
+  ~comm_system();  // stops the threads, frees the communicator, finalises MPI if we started it
+  comm_system(const comm_system&) = delete;
+  comm_system& operator=(const comm_system&) = delete;
+
+  static comm_system* instance() noexcept { return instance_; }
+  // Whether the runtime should initialise (or adopt) MPI under these settings: HYTASK_MPI=on,
+  // or auto and MPI is initialised already or the program was started by an MPI launcher.
+  static bool wanted(const settings& s);
+
+  int rank() const noexcept { return rank_; }
+  int size() const noexcept { return size_; }
+  MPI_Comm world() const noexcept { return world_; }
+  bool comm_priority() const noexcept { return settings_.comm_priority; }
+  const settings& config() const noexcept { return settings_; }
+
+  // Posts op: now, on this thread, when it may call MPI; else on the thread that may.
+  void submit(operation* op);
+  // Returns once op has completed: a task suspends, main runs tasks, other threads poll.
+  void wait(operation* op);
+  // Polls once if this thread may, then reports whether op has completed.
+  bool test(operation* op);
+
+  // Ordering and checking of operations posted by tasks.
+  const void* declare_channel(MPI_Comm comm, int peer, int tag, bool collective);
+
+ private:
+  struct channel_key {
+    std::uint64_t comm;
+    int peer, tag;  // -1, -1 for collectives
+    bool operator==(const channel_key&) const = default;
+  };
+  struct channel_hash {
+    std::size_t operator()(const channel_key& k) const noexcept {
+      return static_cast<std::size_t>((k.comm * 0x9E3779B97F4A7C15ull) ^
+                                      (static_cast<std::uint64_t>(static_cast<unsigned>(k.peer)) << 32) ^
+                                      static_cast<unsigned>(k.tag));
+    }
+  };
+  // Sends and receives on a (peer, tag) match in separate queues, so each direction is
+  // checked on its own (collectives use direction 0).
+  struct channel_state {
+    char token = 0;           // the byte tasks declare inout on
+    bool declared = false;
+    bool warned = false;
+    operation* last[2] = {nullptr, nullptr};
+    std::uint64_t last_task[2] = {0, 0};
+    const char* last_name[2] = {nullptr, nullptr};
+  };
+
+  bool may_call_mpi() const;
+  void post_here(operation* op);
+  void run_commands();
+  void nudge();  // ask the MPI-owning thread to poll (funneled, masteronly)
+  void check_channel(operation* op);
+  core::poll_result hook(unsigned worker, bool idle);
+  static core::poll_result hook_entry(void* self, unsigned worker, bool idle);
+  static bool has_pending_entry(void* self, unsigned worker);
+  void thread_main(bool is_mpi_thread, int* argc, char*** argv);
+  void watchdog_main();
+  void initialise(int* argc, char*** argv);  // on the thread that owns MPI
+  void finalise();
+
+  static comm_system* instance_;
+
+  settings settings_;
+  bool owns_mpi_ = false;  // we called MPI_Init_thread, so we call MPI_Finalize
+  int rank_ = 0, size_ = 1;
+  MPI_Comm world_ = MPI_COMM_NULL;
+  std::thread::id mpi_thread_id_;  // the thread that may call MPI (funneled, masteronly)
+  std::string init_error_;         // set by the MPI thread when initialising failed
+
+  engine engine_;
+
+  // Operations waiting for the MPI-owning thread.
+  std::mutex commands_mutex_;
+  std::vector<operation*> commands_;
+  std::atomic<bool> has_commands_{false};
+
+  // The progress / MPI thread sleeps on this word; submit and nudge bump it.
+  std::atomic<std::uint32_t> thread_word_{0};
+  std::atomic<bool> poll_requested_{false};
+  std::atomic<bool> stopping_{false};
+  std::atomic<bool> started_{false};
+  std::thread thread_;     // progress thread (multiple + thread) or MPI thread (funneled)
+  std::thread watchdog_;
+  std::atomic<std::uint32_t> watchdog_word_{0};
+
+  std::atomic<std::uint64_t> posts_{0};
+
+  std::mutex channels_mutex_;
+  std::unordered_map<channel_key, std::unique_ptr<channel_state>, channel_hash> channels_;
+};
+
+}  // namespace hytask::mpi::detail

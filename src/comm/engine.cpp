@@ -1,0 +1,111 @@
+#include "comm/engine.hpp"
+
+#include "trace/trace.hpp"
+
+namespace hytask::mpi::detail {
+
+void engine::add(operation* op) {
+  op->refs.fetch_add(1, std::memory_order_relaxed);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    incoming_.push_back(op);
+  }
+  pending_.fetch_add(1, std::memory_order_release);
+}
+
+void engine::merge_incoming() {
+  std::vector<operation*> fresh;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    fresh.swap(incoming_);
+  }
+  for (operation* op : fresh) {
+    if (op->what == kind::probe) {
+      probes_.push_back(op);
+    } else {
+      requests_.push_back(op->req);
+      ops_.push_back(op);
+    }
+  }
+}
+
+core::poll_result engine::poll() {
+  if (pending_.load(std::memory_order_acquire) == 0) return core::poll_result::nothing_pending;
+  if (polling_.exchange(true, std::memory_order_acquire)) return core::poll_result::pending;
+  merge_incoming();
+  const std::uint64_t t0 = trace::enabled() ? trace::now() : 0;
+  std::size_t done = 0;
+
+  if (!requests_.empty()) {
+    const int n = static_cast<int>(requests_.size());
+    indices_.resize(requests_.size());
+    statuses_.resize(requests_.size());
+    int outcount = 0;
+    int rc = MPI_Testsome(n, requests_.data(), &outcount, indices_.data(), statuses_.data());
+    if (outcount == MPI_UNDEFINED) outcount = 0;
+    for (int k = 0; k < outcount; ++k) {
+      const int i = indices_[static_cast<std::size_t>(k)];
+      operation* op = ops_[static_cast<std::size_t>(i)];
+      const MPI_Status& st = statuses_[static_cast<std::size_t>(k)];
+      int err = MPI_SUCCESS;
+      if (rc == MPI_ERR_IN_STATUS) err = st.MPI_ERROR;
+      else if (rc != MPI_SUCCESS) err = rc;
+      requests_[static_cast<std::size_t>(i)] = MPI_REQUEST_NULL;
+      ops_[static_cast<std::size_t>(i)] = nullptr;
+      complete(op, &st, err);
+      release(op);
+      ++done;
+    }
+    if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS && outcount == 0) {
+      // The call itself failed (no per-request status): fail every operation it covered.
+      for (std::size_t i = 0; i < ops_.size(); ++i) {
+        complete(ops_[i], nullptr, rc);
+        release(ops_[i]);
+        ops_[i] = nullptr;
+        requests_[i] = MPI_REQUEST_NULL;
+        ++done;
+      }
+    }
+    if (done != 0) {  // compact
+      std::size_t j = 0;
+      for (std::size_t i = 0; i < ops_.size(); ++i)
+        if (ops_[i] != nullptr) {
+          ops_[j] = ops_[i];
+          requests_[j] = requests_[i];
+          ++j;
+        }
+      ops_.resize(j);
+      requests_.resize(j);
+    }
+  }
+
+  if (!probes_.empty()) {
+    std::size_t j = 0;
+    for (std::size_t i = 0; i < probes_.size(); ++i) {
+      operation* op = probes_[i];
+      int flag = 0;
+      MPI_Status st{};
+      int rc = MPI_Iprobe(op->peer, op->tag, op->comm, &flag, &st);
+      if (rc != MPI_SUCCESS || flag) {
+        complete(op, rc == MPI_SUCCESS ? &st : nullptr, rc);
+        release(op);
+        ++done;
+      } else {
+        probes_[j++] = op;
+      }
+    }
+    probes_.resize(j);
+  }
+
+  if (done != 0) {
+    pending_.fetch_sub(done, std::memory_order_acq_rel);
+    completions_.fetch_add(done, std::memory_order_relaxed);
+    if (trace::enabled())
+      trace::slice("poll", "mpi", t0, trace::now(), 0, nullptr, {"completed", static_cast<std::int64_t>(done)},
+                   {"pending", static_cast<std::int64_t>(ops_.size() + probes_.size())});
+  }
+  polling_.store(false, std::memory_order_release);
+  return done != 0 ? core::poll_result::progressed : core::poll_result::pending;
+}
+
+}  // namespace hytask::mpi::detail

@@ -1,0 +1,57 @@
+// The progress engine: the requests that are pending, tested in batches with MPI_Testsome
+// by one poller at a time. Completing an operation sets its event, which resumes the task
+// that waits for it, releases tasks that depend on it, or ends a task's hold.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "comm/operation.hpp"
+#include "core/progress_hooks.hpp"
+
+namespace hytask::mpi::detail {
+
+class engine {
+ public:
+  // Takes a reference on an operation that was posted and is not complete yet.
+  void add(operation* op);
+  // Tests the pending operations; only a thread allowed to call MPI may poll. Returns
+  // progressed when something completed, pending when a poll found nothing (or another
+  // thread is polling), nothing_pending when nothing is outstanding.
+  core::poll_result poll();
+  std::size_t pending() const noexcept { return pending_.load(std::memory_order_acquire); }
+  std::uint64_t completions() const noexcept { return completions_.load(std::memory_order_relaxed); }
+  // Calls f(op) for every pending operation (the watchdog); takes the poller's turn.
+  template <class F>
+  void for_each_pending(F&& f);
+
+ private:
+  void merge_incoming();
+
+  mutable std::mutex mutex_;            // guards incoming_
+  std::vector<operation*> incoming_;    // added since the last poll
+  std::atomic<std::size_t> pending_{0};
+  std::atomic<std::uint64_t> completions_{0};
+  std::atomic<bool> polling_{false};
+
+  // Owned by the poller.
+  std::vector<MPI_Request> requests_;
+  std::vector<operation*> ops_;
+  std::vector<operation*> probes_;      // probe has no request: MPI_Iprobe each round
+  std::vector<int> indices_;
+  std::vector<MPI_Status> statuses_;
+};
+
+template <class F>
+void engine::for_each_pending(F&& f) {
+  while (polling_.exchange(true, std::memory_order_acquire)) {
+  }
+  merge_incoming();
+  for (operation* op : ops_) f(op);
+  for (operation* op : probes_) f(op);
+  polling_.store(false, std::memory_order_release);
+}
+
+}  // namespace hytask::mpi::detail

@@ -1,0 +1,146 @@
+#include "comm/operation.hpp"
+
+#include <string>
+
+#include "core/scheduler.hpp"
+#include "trace/trace.hpp"
+
+namespace hytask::mpi::detail {
+
+const char* mpi_call_name(kind k) {
+  switch (k) {
+    case kind::send: return "MPI_Isend";
+    case kind::ssend: return "MPI_Issend";
+    case kind::recv: return "MPI_Irecv";
+    case kind::probe: return "MPI_Iprobe";
+    case kind::barrier: return "MPI_Ibarrier";
+    case kind::bcast: return "MPI_Ibcast";
+    case kind::reduce: return "MPI_Ireduce";
+    case kind::allreduce: return "MPI_Iallreduce";
+    case kind::gather: return "MPI_Igather";
+    case kind::gatherv: return "MPI_Igatherv";
+    case kind::scatter: return "MPI_Iscatter";
+    case kind::scatterv: return "MPI_Iscatterv";
+    case kind::allgather: return "MPI_Iallgather";
+    case kind::allgatherv: return "MPI_Iallgatherv";
+    case kind::alltoall: return "MPI_Ialltoall";
+    case kind::alltoallv: return "MPI_Ialltoallv";
+  }
+  return "MPI_?";
+}
+
+bool is_collective(kind k) {
+  return k != kind::send && k != kind::ssend && k != kind::recv && k != kind::probe;
+}
+
+int post_now(operation* op) {
+  MPI_Request* r = &op->req;
+  switch (op->what) {
+    case kind::send:
+      return MPI_Isend(op->sbuf, op->scount, op->stype, op->peer, op->tag, op->comm, r);
+    case kind::ssend:
+      return MPI_Issend(op->sbuf, op->scount, op->stype, op->peer, op->tag, op->comm, r);
+    case kind::recv:
+      return MPI_Irecv(op->rbuf, op->rcount, op->rtype, op->peer, op->tag, op->comm, r);
+    case kind::probe:
+      return MPI_SUCCESS;  // tested with MPI_Iprobe by the poller
+    case kind::barrier:
+      return MPI_Ibarrier(op->comm, r);
+    case kind::bcast:
+      return MPI_Ibcast(op->rbuf, op->rcount, op->rtype, op->peer, op->comm, r);
+    case kind::reduce:
+      return MPI_Ireduce(op->sbuf, op->rbuf, op->scount, op->stype, op->op, op->peer, op->comm, r);
+    case kind::allreduce:
+      return MPI_Iallreduce(op->sbuf, op->rbuf, op->scount, op->stype, op->op, op->comm, r);
+    case kind::gather:
+      return MPI_Igather(op->sbuf, op->scount, op->stype, op->rbuf, op->rcount, op->rtype, op->peer,
+                         op->comm, r);
+    case kind::gatherv:
+      return MPI_Igatherv(op->sbuf, op->scount, op->stype, op->rbuf, op->rcounts, op->rdispls,
+                          op->rtype, op->peer, op->comm, r);
+    case kind::scatter:
+      return MPI_Iscatter(op->sbuf, op->scount, op->stype, op->rbuf, op->rcount, op->rtype,
+                          op->peer, op->comm, r);
+    case kind::scatterv:
+      return MPI_Iscatterv(op->sbuf, op->scounts, op->sdispls, op->stype, op->rbuf, op->rcount,
+                           op->rtype, op->peer, op->comm, r);
+    case kind::allgather:
+      return MPI_Iallgather(op->sbuf, op->scount, op->stype, op->rbuf, op->rcount, op->rtype,
+                            op->comm, r);
+    case kind::allgatherv:
+      return MPI_Iallgatherv(op->sbuf, op->scount, op->stype, op->rbuf, op->rcounts, op->rdispls,
+                             op->rtype, op->comm, r);
+    case kind::alltoall:
+      return MPI_Ialltoall(op->sbuf, op->scount, op->stype, op->rbuf, op->rcount, op->rtype,
+                           op->comm, r);
+    case kind::alltoallv:
+      return MPI_Ialltoallv(op->sbuf, op->scounts, op->sdispls, op->stype, op->rbuf, op->rcounts,
+                            op->rdispls, op->rtype, op->comm, r);
+  }
+  return MPI_ERR_OTHER;
+}
+
+void complete(operation* op, const MPI_Status* status, int error) {
+  if (status) op->status = *status;
+  op->error = error;
+  op->state.store(op_complete, std::memory_order_release);
+  if (trace::enabled()) {
+    const std::uint64_t t = trace::now();
+    trace::instant("complete", "mpi", t, op->task_id, {"peer", op->peer},
+                   {"after_ns", static_cast<std::int64_t>(op->posted_ns ? t - op->posted_ns : 0)});
+  }
+  op->done.set();
+}
+
+void acquire(operation* op) noexcept { op->refs.fetch_add(1, std::memory_order_relaxed); }
+
+void release(operation* op) noexcept {
+  if (op->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete op;
+}
+
+namespace {
+
+std::string error_text(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  if (MPI_Error_string(code, text, &len) != MPI_SUCCESS) return "error " + std::to_string(code);
+  int cls = 0;
+  MPI_Error_class(code, &cls);
+  char cls_text[MPI_MAX_ERROR_STRING];
+  int cls_len = 0;
+  std::string out(text, static_cast<std::size_t>(len));
+  if (cls != code && MPI_Error_string(cls, cls_text, &cls_len) == MPI_SUCCESS)
+    out = std::string(cls_text, static_cast<std::size_t>(cls_len)) + ": " + out;
+  return out;
+}
+
+std::string peer_text(const operation* op) {
+  if (op->what == kind::send || op->what == kind::ssend)
+    return " to rank " + std::to_string(op->peer) + " (tag " + std::to_string(op->tag);
+  if (op->what == kind::recv || op->what == kind::probe)
+    return std::string(" from ") +
+           (op->peer == MPI_ANY_SOURCE ? std::string("any rank") : "rank " + std::to_string(op->peer)) +
+           " (tag " + (op->tag == MPI_ANY_TAG ? std::string("any") : std::to_string(op->tag));
+  if (op->what == kind::barrier || op->what == kind::allreduce || op->what == kind::allgather ||
+      op->what == kind::allgatherv || op->what == kind::alltoall || op->what == kind::alltoallv)
+    return " (collective";
+  return " (root " + std::to_string(op->peer);
+}
+
+}  // namespace
+
+std::string describe(const operation* op) {
+  std::string s = mpi_call_name(op->what);
+  s += peer_text(op);
+  s += ", " + std::to_string(op->bytes) + " bytes)";
+  if (op->task_name) s += std::string(" in task '") + op->task_name + "'";
+  else if (op->task_id != 0) s += " in an unnamed task (id " + std::to_string(op->task_id) + ")";
+  else s += " from main";
+  return s;
+}
+
+std::string describe_failure(const operation* op, int code) {
+  return describe(op) + ": " + error_text(code);
+}
+
+}  // namespace hytask::mpi::detail

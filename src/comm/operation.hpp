@@ -1,0 +1,72 @@
+// An MPI operation posted through hytask: what it is (for posting it, for errors and for the
+// watchdog), its MPI request and status, and an event set when it completes.
+#pragma once
+
+#include <mpi.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "hytask/core/event.hpp"
+
+namespace hytask::mpi::detail {
+
+enum class kind : std::uint8_t {
+  send, ssend, recv, probe,
+  barrier, bcast, reduce, allreduce, gather, gatherv, scatter, scatterv,
+  allgather, allgatherv, alltoall, alltoallv,
+};
+
+const char* mpi_call_name(kind k);  // "MPI_Isend", ...
+bool is_collective(kind k);
+
+enum op_state : int { op_created = 0, op_posted = 1, op_complete = 2 };
+
+struct operation {
+  std::atomic<int> refs{1};
+  kind what = kind::send;
+  std::atomic<int> state{op_created};
+  int error = MPI_SUCCESS;          // written before state becomes op_complete
+  MPI_Request req = MPI_REQUEST_NULL;
+  MPI_Status status{};
+  hytask::event done;               // set once state is op_complete
+
+  // Description (errors, the watchdog, the trace).
+  int peer = -1;                    // destination, source or root
+  int tag = -1;
+  MPI_Comm comm = MPI_COMM_NULL;
+  std::size_t bytes = 0;
+  const char* task_name = nullptr;  // the task that posted it (interned), or null
+  std::uint64_t task_id = 0;
+  std::uint64_t posted_ns = 0;      // trace clock, when tracing
+
+  // Arguments of the MPI call.
+  const void* sbuf = nullptr;
+  void* rbuf = nullptr;
+  int scount = 0, rcount = 0;
+  MPI_Datatype stype = MPI_DATATYPE_NULL, rtype = MPI_DATATYPE_NULL;
+  MPI_Op op = MPI_OP_NULL;
+  const int* scounts = nullptr;
+  const int* sdispls = nullptr;
+  const int* rcounts = nullptr;
+  const int* rdispls = nullptr;
+
+  operation* next = nullptr;        // queues of the executors
+};
+
+void acquire(operation* op) noexcept;  // reference counting (declared in hytask/comm/request.hpp)
+void release(operation* op) noexcept;
+
+// Calls the operation's non-blocking MPI function; returns MPI's error code.
+int post_now(operation* op);
+
+// Marks op complete with this status / error and sets its event (runs its waiters).
+void complete(operation* op, const MPI_Status* status, int error);
+
+// "MPI_Isend to rank 3 (tag 7, 64 bytes) in task 'halo': MPI_ERR_RANK: invalid rank"
+std::string describe_failure(const operation* op, int code);
+std::string describe(const operation* op);  // for the watchdog
+
+}  // namespace hytask::mpi::detail

@@ -1,0 +1,30 @@
+// How the core lets an upper layer (the MPI progress engine) run at scheduling points,
+// without knowing what it does.
+#pragma once
+
+#include <cstdint>
+
+namespace hytask::core {
+
+enum class poll_result {
+  nothing_pending,  // nothing to wait for: an idle worker may sleep
+  progressed,       // something completed (work may have been released): look again
+  pending,          // operations are outstanding, none completed: poll again soon
+};
+
+struct progress_hooks {
+  // Called with idle = true by a worker that found no task, and with idle = false by a busy
+  // worker every `every` task switches (0: never). Must be cheap when nothing is pending.
+  poll_result (*poll)(void* ctx, unsigned worker, bool idle) = nullptr;
+  // Whether this worker should keep polling (operations outstanding that it may poll or ask
+  // for). Checked after a worker announced it sleeps: registering an operation and then
+  // looking for sleepers, against announcing and then checking this, loses no wake-up.
+  bool (*has_pending)(void* ctx, unsigned worker) = nullptr;
+  void* ctx = nullptr;
+  bool idle_poll = true;   // idle workers call poll
+  unsigned every = 0;      // busy workers call poll every this many task switches
+  std::int64_t min_wait_ns = 10000;    // idle poller: first wait between polls
+  std::int64_t max_wait_ns = 1000000;  // and the longest, reached by doubling
+};
+
+}  // namespace hytask::core

@@ -1,0 +1,361 @@
+// MPI test scenarios, run by CTest through mpiexec on 2-4 ranks, under every
+// HYTASK_MPI_MODE x HYTASK_PROGRESS combination and with 1 and 2 workers per rank.
+//   scenarios [name ...]     (default: all)
+// Every scenario checks its results on every rank; a failure prints the rank, the scenario
+// and what was wrong, then aborts the job. Hangs are turned into aborts by the watchdog
+// (HYTASK_WATCHDOG_S, set by the tests).
+#include <mpi.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <numeric>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hytask/hytask.hpp"
+#include "hytask/mpi.hpp"
+
+namespace mpi = hytask::mpi;
+using namespace std::chrono_literals;
+
+namespace {
+
+int g_rank = 0, g_size = 1;
+const char* g_scenario = "";
+
+[[noreturn]] void fail(const std::string& what) {
+  std::fprintf(stderr, "FAILED: rank %d, scenario %s: %s\n", g_rank, g_scenario, what.c_str());
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 1);
+  std::abort();
+}
+
+void check(bool ok, const std::string& what) {
+  if (!ok) fail(what);
+}
+
+// ---- point-to-point in tasks ---------------------------------------------------------
+
+void pingpong() {
+  if (g_size < 2) return;
+  const int rounds = 100;
+  std::vector<int> seen(rounds, -1);
+  if (g_rank <= 1) {
+    const int peer = 1 - g_rank;
+    for (int i = 0; i < rounds; ++i)
+      hytask::spawn({.name = "pingpong"}, [&seen, i, peer] {
+        int v = i * 10 + g_rank;
+        if (g_rank == 0) {
+          mpi::send(std::span(&v, 1), peer, 1);
+          mpi::recv(std::span(&v, 1), peer, 1);
+        } else {
+          mpi::recv(std::span(&v, 1), peer, 1);
+          seen[static_cast<std::size_t>(i)] = v;
+          v += 1;
+          mpi::send(std::span(&v, 1), peer, 1);
+          return;
+        }
+        seen[static_cast<std::size_t>(i)] = v;
+      }, mpi::channel(peer, 1));
+  }
+  hytask::wait_all();
+  if (g_rank <= 1)
+    for (int i = 0; i < rounds; ++i)
+      check(seen[static_cast<std::size_t>(i)] == (g_rank == 0 ? i * 10 + 1 : i * 10),
+            "round " + std::to_string(i) + " got " + std::to_string(seen[static_cast<std::size_t>(i)]));
+}
+
+// Seed 004's deadlock: rank 0 posts blocking receives in the reverse order of rank 1's
+// synchronous sends. Blocking threads would deadlock with one worker; suspended tasks don't.
+void deadlock_p2p() {
+  if (g_size < 2 || g_rank > 1) return;
+  const int n = 64;
+  std::vector<int> got(n, -1);
+  if (g_rank == 0) {
+    for (int k = n - 1; k >= 0; --k)
+      hytask::spawn({.name = "recv"}, [&got, k] { mpi::recv(std::span(&got[static_cast<std::size_t>(k)], 1), 1, 100 + k); });
+  } else {
+    for (int k = 0; k < n; ++k)
+      hytask::spawn({.name = "ssend"}, [k] {
+        int v = 1000 + k;
+        mpi::ssend(std::span(&v, 1), 0, 100 + k);
+      });
+  }
+  hytask::wait_all();
+  if (g_rank == 0)
+    for (int k = 0; k < n; ++k)
+      check(got[static_cast<std::size_t>(k)] == 1000 + k, "tag " + std::to_string(100 + k));
+}
+
+// The same with collectives in tasks: tasks that call collectives declare it and then post
+// in spawn order on every rank, even though their predecessors finish in another order.
+void deadlock_collectives() {
+  const int n = 32;
+  std::vector<long> out(n, 0);
+  std::vector<int> gate(n, 0);
+  for (int k = 0; k < n; ++k)  // predecessors finishing in reverse order
+    hytask::spawn([&gate, k] {
+      std::this_thread::sleep_for(std::chrono::microseconds(50 * (n - k)));
+      gate[static_cast<std::size_t>(k)] = 1;
+    }, hytask::out(gate[static_cast<std::size_t>(k)]));
+  for (int k = 0; k < n; ++k)
+    hytask::spawn({.name = "allreduce"}, [&out, k] {
+      long v = k + g_rank;
+      mpi::allreduce(std::span(&v, 1), std::span(&out[static_cast<std::size_t>(k)], 1), MPI_SUM);
+    }, hytask::in(gate[static_cast<std::size_t>(k)]), mpi::collective());
+  hytask::wait_all();
+  for (int k = 0; k < n; ++k) {
+    long expect = static_cast<long>(k) * g_size + static_cast<long>(g_size) * (g_size - 1) / 2;
+    check(out[static_cast<std::size_t>(k)] == expect, "allreduce " + std::to_string(k));
+  }
+}
+
+// Ordering on one (peer, tag): the tasks become ready in an order unrelated to spawn order;
+// declaring the channel makes them post in spawn order, so message i lands in slot i.
+void ordering_p2p() {
+  if (g_size < 2 || g_rank > 1) return;
+  const int n = 40;
+  std::vector<int> slot(n, -1), gate(n, 0);
+  for (int i = 0; i < n; ++i)  // even slots wait for a slow task, odd ones are ready at once
+    hytask::spawn([&gate, i] {
+      if (i % 2 == 0) std::this_thread::sleep_for(200us);
+      gate[static_cast<std::size_t>(i)] = 1;
+    }, hytask::out(gate[static_cast<std::size_t>(i)]));
+  for (int i = 0; i < n; ++i) {
+    if (g_rank == 0)
+      hytask::spawn({.name = "send"}, [i] { mpi::send(std::span(&i, 1), 1, 7); },
+                    hytask::in(gate[static_cast<std::size_t>(i)]), mpi::channel(1, 7));
+    else
+      hytask::spawn({.name = "recv"}, [&slot, i] { mpi::recv(std::span(&slot[static_cast<std::size_t>(i)], 1), 0, 7); },
+                    hytask::in(gate[static_cast<std::size_t>(n - 1 - i)]), mpi::channel(0, 7));
+  }
+  hytask::wait_all();
+  if (g_rank == 1)
+    for (int i = 0; i < n; ++i)
+      check(slot[static_cast<std::size_t>(i)] == i,
+            "slot " + std::to_string(i) + " got " + std::to_string(slot[static_cast<std::size_t>(i)]));
+}
+
+// after(req): a task waits for a receive posted by main; bind(req): a task returns while its
+// send is pending, and its successor (which overwrites the buffer) waits for the send.
+void after_and_bind() {
+  const int n = 1 << 16;
+  std::vector<double> buf(n);
+  if (g_size < 2 || g_rank > 1) {
+    // Ranks beyond the pair only take part in the collective below.
+  } else if (g_rank == 0) {
+    auto r = mpi::irecv(buf, 1, 20);
+    double sum = 0;
+    hytask::spawn([&] { sum = std::accumulate(buf.begin(), buf.end(), 0.0); }, hytask::after(r));
+    hytask::wait_all();
+    check(sum == static_cast<double>(n) * (n - 1) / 2, "after(): sum " + std::to_string(sum));
+    check(r.test(), "after(): request not complete after the dependent task ran");
+    check(r.status().MPI_TAG == 20, "status tag");
+  } else {
+    for (int i = 0; i < n; ++i) buf[static_cast<std::size_t>(i)] = i;
+    hytask::spawn({.name = "send"}, [&] { mpi::bind(mpi::isend(buf, 0, 20)); },
+                  hytask::in(buf.data(), buf.size()));
+    hytask::spawn({.name = "overwrite"}, [&] { std::fill(buf.begin(), buf.end(), -1.0); },
+                  hytask::out(buf.data(), buf.size()));
+    hytask::wait_all();
+  }
+  // A dependency on a request that completed long ago adds nothing (every rank).
+  auto done = mpi::ibarrier();
+  done.wait();
+  bool ran = false;
+  hytask::spawn([&] { ran = true; }, hytask::after(done));
+  hytask::wait_all();
+  check(ran, "after() on a completed request");
+}
+
+void errors() {
+  // An invalid rank inside a task: the exception reaches wait_all with the call and the peer.
+  int v = 1;
+  hytask::spawn({.name = "bad send"}, [&v] { mpi::send(std::span(&v, 1), g_size + 5, 3); });
+  try {
+    hytask::wait_all();
+    fail("no exception for a send to an invalid rank");
+  } catch (const mpi::error& e) {
+    check(e.call() == "MPI_Isend", std::string("call ") + e.call());
+    check(e.peer() == g_size + 5, "peer " + std::to_string(e.peer()));
+    check(e.tag() == 3, "tag");
+    std::string w = e.what();
+    check(w.find("bad send") != std::string::npos, "task name missing: " + w);
+    check(w.find("rank " + std::to_string(g_size + 5)) != std::string::npos, "peer missing: " + w);
+  }
+  // From main.
+  try {
+    mpi::send(std::span(&v, 1), -7, 3);
+    fail("no exception for a send to rank -7 from main");
+  } catch (const mpi::error& e) {
+    check(e.code() != MPI_SUCCESS, "error code");
+  }
+  // A task that depends on a failed request fails with the request's error.
+  auto bad = mpi::isend(std::span(&v, 1), g_size + 1, 4);
+  bool ran = false;
+  hytask::spawn([&ran] { ran = true; }, hytask::after(bad));
+  try {
+    hytask::wait_all();
+    fail("no exception from a task depending on a failed request");
+  } catch (const mpi::error&) {
+  }
+  check(!ran, "the body of a task whose dependency failed ran");
+}
+
+void probe() {
+  if (g_size < 2 || g_rank > 1) return;
+  if (g_rank == 1) {
+    std::vector<int> data(37, 5);
+    mpi::send(data, 0, 30);
+  } else {
+    std::vector<int> got;
+    hytask::spawn([&got] {
+      MPI_Status st = mpi::probe(1, 30);
+      int count = 0;
+      MPI_Get_count(&st, MPI_INT, &count);
+      got.resize(static_cast<std::size_t>(count));
+      mpi::recv(got, 1, 30);
+    });
+    hytask::wait_all();
+    check(got.size() == 37 && got[36] == 5, "probe");
+  }
+}
+
+// Every collective, blocking inside tasks and non-blocking from main.
+void collectives() {
+  const int P = g_size, r = g_rank;
+  hytask::spawn([&] {
+    mpi::barrier();
+    std::vector<int> b(4, r == 0 ? 42 : 0);
+    mpi::bcast(b, 0);
+    check(b[3] == 42, "bcast");
+    int one = r + 1, sum = 0;
+    mpi::reduce(std::span(&one, 1), std::span(&sum, 1), MPI_SUM, 0);
+    if (r == 0) check(sum == P * (P + 1) / 2, "reduce");
+    int all = r;
+    mpi::allreduce(std::span(&all, 1), MPI_MAX);
+    check(all == P - 1, "allreduce in place");
+    std::vector<int> g(static_cast<std::size_t>(P), -1);
+    mpi::gather(std::span(&r, 1), g, 0);
+    if (r == 0)
+      for (int i = 0; i < P; ++i) check(g[static_cast<std::size_t>(i)] == i, "gather");
+    std::vector<int> src(static_cast<std::size_t>(P));
+    std::iota(src.begin(), src.end(), 100);
+    int mine = -1;
+    mpi::scatter(src, std::span(&mine, 1), 0);
+    check(mine == 100 + r, "scatter");
+    std::vector<int> ag(static_cast<std::size_t>(P), -1);
+    mpi::allgather(std::span(&r, 1), ag);
+    for (int i = 0; i < P; ++i) check(ag[static_cast<std::size_t>(i)] == i, "allgather");
+    std::vector<int> a2a(static_cast<std::size_t>(P)), back(static_cast<std::size_t>(P));
+    for (int i = 0; i < P; ++i) a2a[static_cast<std::size_t>(i)] = r * 100 + i;
+    mpi::alltoall(a2a, back);
+    for (int i = 0; i < P; ++i) check(back[static_cast<std::size_t>(i)] == i * 100 + r, "alltoall");
+    // v-variants: rank i contributes i + 1 values.
+    std::vector<int> counts(static_cast<std::size_t>(P)), displs(static_cast<std::size_t>(P));
+    for (int i = 0; i < P; ++i) counts[static_cast<std::size_t>(i)] = i + 1;
+    std::exclusive_scan(counts.begin(), counts.end(), displs.begin(), 0);
+    const int total = displs.back() + counts.back();
+    std::vector<int> mine_v(static_cast<std::size_t>(r + 1), r), gv(static_cast<std::size_t>(total), -1);
+    mpi::gatherv(mine_v.data(), r + 1, MPI_INT, gv.data(), counts.data(), displs.data(), MPI_INT, 0);
+    if (r == 0) check(gv.back() == P - 1 && gv.front() == 0, "gatherv");
+    std::vector<int> agv(static_cast<std::size_t>(total), -1);
+    mpi::allgatherv(mine_v.data(), r + 1, MPI_INT, agv.data(), counts.data(), displs.data(), MPI_INT);
+    check(agv.back() == P - 1, "allgatherv");
+    std::vector<int> sv(static_cast<std::size_t>(r + 1), -1);
+    mpi::scatterv(agv.data(), counts.data(), displs.data(), MPI_INT, sv.data(), r + 1, MPI_INT, 0);
+    check(sv[0] == r, "scatterv");
+    std::vector<int> sc(static_cast<std::size_t>(P), 1), sd(static_cast<std::size_t>(P)), rcv(static_cast<std::size_t>(P), -1);
+    std::iota(sd.begin(), sd.end(), 0);
+    std::vector<int> s(static_cast<std::size_t>(P));
+    for (int i = 0; i < P; ++i) s[static_cast<std::size_t>(i)] = r * 10 + i;
+    mpi::alltoallv(s.data(), sc.data(), sd.data(), MPI_INT, rcv.data(), sc.data(), sd.data(), MPI_INT);
+    for (int i = 0; i < P; ++i) check(rcv[static_cast<std::size_t>(i)] == i * 10 + r, "alltoallv");
+  }, mpi::collective());
+  hytask::wait_all();
+  // Non-blocking from main, completed by tasks that depend on them.
+  int x = r == 0 ? 7 : 0, total = 0, one = 1;
+  auto b = mpi::ibcast(&x, 1, MPI_INT, 0);
+  auto a = mpi::iallreduce(&one, &total, 1, MPI_INT, MPI_SUM);
+  bool ok = false;
+  hytask::spawn([&] { ok = x == 7 && total == P; }, hytask::after(a, b));
+  hytask::wait_all();
+  check(ok, "ibcast + iallreduce with after()");
+}
+
+// Blocking calls from main behave like MPI's (and run tasks while they wait).
+void from_main() {
+  if (g_size < 2 || g_rank > 1) return;
+  std::atomic<int> side{0};
+  for (int i = 0; i < 8; ++i) hytask::spawn([&side] { side++; });
+  int v = g_rank;
+  if (g_rank == 0) {
+    mpi::send(std::span(&v, 1), 1, 40);
+    mpi::recv(std::span(&v, 1), 1, 41);
+    check(v == 11, "reply");
+  } else {
+    mpi::recv(std::span(&v, 1), 0, 40);
+    v += 11;
+    mpi::send(std::span(&v, 1), 0, 41);
+  }
+  hytask::wait_all();
+  check(side.load() == 8, "tasks");
+}
+
+// Many small messages from many tasks at once (distinct tags, no ordering needed).
+void many_messages() {
+  if (g_size < 2 || g_rank > 1) return;
+  const int n = 2000;
+  std::vector<int> got(n, -1);
+  const int peer = 1 - g_rank;
+  for (int i = 0; i < n; ++i) {
+    hytask::spawn([i, peer] {
+      int v = i;
+      mpi::send(std::span(&v, 1), peer, 1000 + i);
+    });
+    hytask::spawn([&got, i, peer] { mpi::recv(std::span(&got[static_cast<std::size_t>(i)], 1), peer, 1000 + i); });
+  }
+  hytask::wait_all();
+  for (int i = 0; i < n; ++i) check(got[static_cast<std::size_t>(i)] == i, "message " + std::to_string(i));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  hytask::runtime rt(argc, argv);
+  g_rank = mpi::rank();
+  g_size = mpi::size();
+  const std::map<std::string, std::function<void()>> all = {
+      {"pingpong", pingpong},           {"deadlock_p2p", deadlock_p2p},
+      {"deadlock_collectives", deadlock_collectives},
+      {"ordering_p2p", ordering_p2p},   {"after_and_bind", after_and_bind},
+      {"errors", errors},               {"probe", probe},
+      {"collectives", collectives},     {"from_main", from_main},
+      {"many_messages", many_messages},
+  };
+  std::vector<std::string> chosen(argv + 1, argv + argc);
+  if (chosen.empty())
+    for (const auto& [name, f] : all) chosen.push_back(name);
+  for (const std::string& name : chosen) {
+    auto it = all.find(name);
+    if (it == all.end()) {
+      if (g_rank == 0) std::fprintf(stderr, "scenarios: unknown scenario '%s'\n", name.c_str());
+      return 2;
+    }
+    g_scenario = it->first.c_str();
+    it->second();
+    mpi::barrier();
+    if (g_rank == 0) std::printf("ok: %s\n", g_scenario);
+  }
+  if (g_rank == 0) std::printf("all scenarios passed (mode %s, progress %s, %u workers)\n",
+                               std::getenv("HYTASK_MPI_MODE") ? std::getenv("HYTASK_MPI_MODE") : "default",
+                               std::getenv("HYTASK_PROGRESS") ? std::getenv("HYTASK_PROGRESS") : "default",
+                               rt.settings().threads);
+  return 0;
+}
