@@ -56,7 +56,8 @@ void runtime::impl::start(const config& cfg, int* argc, char*** argv) {
                    comm ? "hytask rank " + std::to_string(rank) : std::string("hytask"));
       tracing = true;
     }
-    sched = std::make_unique<core::scheduler>(settings);
+    sched = comm ? std::make_unique<core::scheduler>(settings, comm->progress_hooks())
+                 : std::make_unique<core::scheduler>(settings);
     if (comm) comm->start();
   } catch (...) {
     sched.reset();

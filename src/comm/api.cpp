@@ -242,16 +242,24 @@ void attach_after(hytask::detail::spawn_context& ctx, operation* const* ops, std
 // ---- ordering --------------------------------------------------------------------------
 
 void channel_access::apply(hytask::detail::spawn_context& ctx) const {
-  ctx.region(token, 1, access_mode::inout);
+  ctx.region(token, bytes, access_mode::inout);
   if (detail::comm_system::instance()->comm_priority()) ctx.raise_priority();
 }
 
+channel_access send_channel(int dest, int tag, MPI_Comm comm) {
+  return {sys("send_channel").declare_channel(comm, dest, tag, false, true, false), 1};
+}
+
+channel_access recv_channel(int source, int tag, MPI_Comm comm) {
+  return {sys("recv_channel").declare_channel(comm, source, tag, false, false, true) + 1, 1};
+}
+
 channel_access channel(int peer, int tag, MPI_Comm comm) {
-  return {sys("channel").declare_channel(comm, peer, tag, false)};
+  return {sys("channel").declare_channel(comm, peer, tag, false, true, true), 2};
 }
 
 channel_access collective(MPI_Comm comm) {
-  return {sys("collective").declare_channel(comm, -1, -1, true)};
+  return {sys("collective").declare_channel(comm, -1, -1, true, true, false), 1};
 }
 
 // ---- point-to-point --------------------------------------------------------------------

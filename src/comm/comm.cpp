@@ -87,10 +87,12 @@ comm_system::comm_system(const settings& s, int* argc, char*** argv) : settings_
         init_error_ = e.what();
       }
       {
+        // Notify under the lock: once it is released the constructor may return and
+        // destroy m and cv.
         std::lock_guard<std::mutex> lock(m);
         ready = true;
+        cv.notify_one();
       }
-      cv.notify_one();
       if (init_error_.empty()) thread_main(true, argc, argv);
     });
     std::unique_lock<std::mutex> lock(m);
@@ -169,24 +171,27 @@ void comm_system::initialise(int* argc, char*** argv) {
   MPI_Comm_size(world_, &size_);
 }
 
-void comm_system::start() {
-  auto* sched = core::scheduler::instance();
+core::progress_hooks comm_system::progress_hooks() {
   core::progress_hooks h;
   h.poll = &comm_system::hook_entry;
   h.has_pending = &comm_system::has_pending_entry;
   h.ctx = this;
-  h.min_wait_ns = static_cast<std::int64_t>(settings_.progress_min_us) * 1000;
-  h.max_wait_ns = static_cast<std::int64_t>(settings_.progress_max_us) * 1000;
-  // Idle workers poll (or ask the MPI-owning thread to) unless a timer thread does it.
+  // Under every policy an idle worker polls (or asks the MPI-owning thread to): it is a
+  // free core. The policies differ in what happens while every worker is busy.
+  h.idle_poll = true;
+  h.every = settings_.progress == progress_policy::workers ? settings_.poll_every : 0;
+  return h;
+}
+
+void comm_system::start() {
   const bool timer = settings_.progress == progress_policy::thread &&
                      settings_.mpi_mode != hytask::mpi_mode::masteronly;
-  h.idle_poll = !timer;
-  h.every = settings_.progress == progress_policy::workers ? settings_.poll_every : 0;
-  sched->set_progress_hooks(h);
   if (settings_.mpi_mode == hytask::mpi_mode::multiple && timer)
     thread_ = std::thread([this] { thread_main(false, nullptr, nullptr); });
   if (settings_.watchdog_s > 0) watchdog_ = std::thread([this] { watchdog_main(); });
   started_.store(true, std::memory_order_release);
+  thread_word_.fetch_add(1, std::memory_order_release);
+  core::futex_wake(thread_word_);
 }
 
 // ---- who may call MPI ----------------------------------------------------------------
@@ -271,8 +276,10 @@ void comm_system::run_commands() {
 }
 
 void comm_system::nudge() {
-  poll_requested_.store(true, std::memory_order_release);
   if (settings_.mpi_mode == hytask::mpi_mode::funneled) {
+    // A request still pending will be served: no second wake-up (idle workers nudge in a
+    // loop while they wait).
+    if (poll_requested_.exchange(true, std::memory_order_acq_rel)) return;
     thread_word_.fetch_add(1, std::memory_order_release);
     core::futex_wake(thread_word_);
   } else if (settings_.mpi_mode == hytask::mpi_mode::masteronly) {
@@ -376,7 +383,15 @@ core::poll_result comm_system::hook(unsigned worker, bool idle) {
 }
 
 void comm_system::thread_main(bool is_mpi_thread, int*, char***) {
+  // The funneled MPI thread exists before the trace and the workers: it idles until start()
+  // (nothing can be submitted before), so that it sees both set up.
+  for (;;) {
+    const std::uint32_t seen = thread_word_.load(std::memory_order_acquire);
+    if (started_.load(std::memory_order_acquire) || stopping_.load(std::memory_order_acquire)) break;
+    core::futex_wait(thread_word_, seen, -1);
+  }
   if (trace::enabled()) trace::set_thread(1000, is_mpi_thread ? "MPI thread" : "progress thread");
+  core::set_timer_slack(core::poll_timer_slack_ns);  // its sleeps are polling periods
   const bool timer = settings_.progress == progress_policy::thread;
   const std::int64_t min_wait = static_cast<std::int64_t>(settings_.progress_min_us) * 1000;
   const std::int64_t max_wait = static_cast<std::int64_t>(settings_.progress_max_us) * 1000;
@@ -386,7 +401,7 @@ void comm_system::thread_main(bool is_mpi_thread, int*, char***) {
     if (is_mpi_thread) run_commands();
     const bool asked = poll_requested_.exchange(false, std::memory_order_acq_rel);
     core::poll_result r = core::poll_result::nothing_pending;
-    if (timer || asked || (is_mpi_thread && engine_.pending() != 0 && !started_.load()))
+    if (timer || asked)
       r = engine_.poll();
     if (stopping_.load(std::memory_order_acquire) && engine_.pending() == 0 &&
         !has_commands_.load(std::memory_order_acquire))
@@ -429,13 +444,19 @@ void comm_system::drain() {
       warned = true;
     }
   }
+  stop_watchdog();  // it reads the scheduler, which the runtime destroys next
+}
+
+void comm_system::stop_watchdog() {
+  watchdog_stop_.store(true, std::memory_order_release);
+  watchdog_word_.fetch_add(1, std::memory_order_release);
+  core::futex_wake(watchdog_word_, 1);
+  if (watchdog_.joinable()) watchdog_.join();
 }
 
 comm_system::~comm_system() {
   stopping_.store(true, std::memory_order_release);
-  watchdog_word_.fetch_add(1, std::memory_order_release);
-  core::futex_wake(watchdog_word_, 1);
-  if (watchdog_.joinable()) watchdog_.join();
+  stop_watchdog();
   if (thread_.joinable()) {
     thread_word_.fetch_add(1, std::memory_order_release);
     core::futex_wake(thread_word_);
@@ -458,12 +479,14 @@ void comm_system::finalise() {
 
 // ---- channels --------------------------------------------------------------------------
 
-const void* comm_system::declare_channel(MPI_Comm comm, int peer, int tag, bool collective) {
+char* comm_system::declare_channel(MPI_Comm comm, int peer, int tag, bool collective, bool sends,
+                                   bool receives) {
   std::lock_guard<std::mutex> lock(channels_mutex_);
   auto& slot = channels_[channel_key{comm_key(comm), collective ? -1 : peer, collective ? -1 : tag}];
   if (!slot) slot = std::make_unique<channel_state>();
-  slot->declared = true;
-  return &slot->token;
+  if (sends || collective) slot->declared[0] = true;
+  if (receives) slot->declared[1] = true;
+  return slot->token;
 }
 
 void comm_system::check_channel(operation* op) {
@@ -475,7 +498,7 @@ void comm_system::check_channel(operation* op) {
   if (!slot) slot = std::make_unique<channel_state>();
   channel_state& ch = *slot;
   operation* last = ch.last[dir];
-  if (!ch.declared && !ch.warned && last != nullptr && ch.last_task[dir] != op->task_id &&
+  if (!ch.declared[dir] && !ch.warned && last != nullptr && ch.last_task[dir] != op->task_id &&
       last->state.load(std::memory_order_acquire) != op_complete) {
     ch.warned = true;
     std::string where = coll ? "collectives on one communicator"
@@ -487,7 +510,8 @@ void comm_system::check_channel(operation* op) {
                  "Declare hytask::mpi::%s on such tasks: they then post in spawn order.\n",
                  rank_, ch.last_name[dir] ? ch.last_name[dir] : "(unnamed)",
                  op->task_name ? op->task_name : "(unnamed)", where.c_str(),
-                 coll ? "collective(comm)" : "channel(peer, tag)");
+                 coll ? "collective(comm)"
+                      : dir ? "recv_channel(peer, tag)" : "send_channel(peer, tag)");
   }
   acquire(op);
   if (last) release(last);
@@ -503,7 +527,7 @@ void comm_system::watchdog_main() {
   const std::int64_t limit = static_cast<std::int64_t>(settings_.watchdog_s) * 1'000'000'000LL;
   std::uint64_t last_progress = 0;
   std::int64_t last_change = now_ns();
-  while (!stopping_.load(std::memory_order_acquire)) {
+  while (!watchdog_stop_.load(std::memory_order_acquire)) {
     const std::uint32_t seen = watchdog_word_.load(std::memory_order_acquire);
     const std::uint64_t progress =
         sched->tasks_started() + engine_.completions() + posts_.load(std::memory_order_relaxed);

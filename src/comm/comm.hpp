@@ -28,6 +28,7 @@
 
 #include "comm/engine.hpp"
 #include "comm/operation.hpp"
+#include "core/progress_hooks.hpp"
 #include "hytask/config.hpp"
 
 namespace hytask::mpi::detail {
@@ -38,7 +39,10 @@ class comm_system {
  public:
   // Phase 1, before the scheduler starts: initialise MPI, or adopt it.
   comm_system(const settings& s, int* argc, char*** argv);
-  // Phase 2, once the scheduler runs: progress hooks, threads, watchdog.
+  // The hooks through which the scheduler's workers drive progress; given to the scheduler
+  // when it is created.
+  core::progress_hooks progress_hooks();
+  // Phase 2, once the scheduler runs: the progress thread and the watchdog.
   void start();
   // After the last task: wait for every outstanding operation (MPI_Finalize needs it).
   void drain();
@@ -65,7 +69,10 @@ class comm_system {
   bool test(operation* op);
 
   // Ordering and checking of operations posted by tasks.
-  const void* declare_channel(MPI_Comm comm, int peer, int tag, bool collective);
+  // The token tasks declare inout on to order their operations on a channel: token + 0 for
+  // sends (and collectives), token + 1 for receives and probes. Marks those directions as
+  // declared (no unordered-channel warning for them).
+  char* declare_channel(MPI_Comm comm, int peer, int tag, bool collective, bool sends, bool receives);
 
  private:
   struct channel_key {
@@ -83,8 +90,8 @@ class comm_system {
   // Sends and receives on a (peer, tag) match in separate queues, so each direction is
   // checked on its own (collectives use direction 0).
   struct channel_state {
-    char token = 0;           // the byte tasks declare inout on
-    bool declared = false;
+    char token[2] = {0, 0};   // the bytes tasks declare inout on: [0] sends, [1] receives
+    bool declared[2] = {false, false};
     bool warned = false;
     operation* last[2] = {nullptr, nullptr};
     std::uint64_t last_task[2] = {0, 0};
@@ -101,6 +108,7 @@ class comm_system {
   static bool has_pending_entry(void* self, unsigned worker);
   void thread_main(bool is_mpi_thread, int* argc, char*** argv);
   void watchdog_main();
+  void stop_watchdog();  // idempotent
   void initialise(int* argc, char*** argv);  // on the thread that owns MPI
   void finalise();
 
@@ -128,6 +136,7 @@ class comm_system {
   std::thread thread_;     // progress thread (multiple + thread) or MPI thread (funneled)
   std::thread watchdog_;
   std::atomic<std::uint32_t> watchdog_word_{0};
+  std::atomic<bool> watchdog_stop_{false};
 
   std::atomic<std::uint64_t> posts_{0};
 

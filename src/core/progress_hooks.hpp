@@ -13,8 +13,9 @@ enum class poll_result {
 };
 
 struct progress_hooks {
-  // Called with idle = true by a worker that found no task, and with idle = false by a busy
-  // worker every `every` task switches (0: never). Must be cheap when nothing is pending.
+  // Called with idle = true by a worker that found no task (again and again while it returns
+  // `pending`), and with idle = false by a busy worker every `every` task switches (0:
+  // never). Must be cheap when nothing is pending.
   poll_result (*poll)(void* ctx, unsigned worker, bool idle) = nullptr;
   // Whether this worker should keep polling (operations outstanding that it may poll or ask
   // for). Checked after a worker announced it sleeps: registering an operation and then
@@ -23,8 +24,6 @@ struct progress_hooks {
   void* ctx = nullptr;
   bool idle_poll = true;   // idle workers call poll
   unsigned every = 0;      // busy workers call poll every this many task switches
-  std::int64_t min_wait_ns = 10000;    // idle poller: first wait between polls
-  std::int64_t max_wait_ns = 1000000;  // and the longest, reached by doubling
 };
 
 }  // namespace hytask::core

@@ -28,6 +28,9 @@ constexpr unsigned task_cache_cap = 1024;
 constexpr unsigned task_batch = 256;
 constexpr std::int64_t inflight_publish = 64;
 constexpr std::int64_t steal_batch_max = 16;
+// A worker with local work still takes a task made ready by a non-worker thread (normal
+// class) at least this often, in scheduling steps.
+constexpr unsigned inject_check_period = 61;
 constexpr std::int64_t stuck_after_ns = 1000000;  // throttle: in-flight count frozen this long
 constexpr std::uint32_t awake = 0, asleep = 1, notified = 2;
 
@@ -95,7 +98,8 @@ std::uint64_t task_id(worker* w, task* t) {
 
 // ---- construction and shutdown -------------------------------------------------------
 
-scheduler::scheduler(const settings& s) : settings_(s) {
+scheduler::scheduler(const settings& s, const progress_hooks& hooks)
+    : settings_(s), hooks_(hooks) {
   if (instance_ != nullptr)
     throw usage_error(
         "hytask: a hytask::runtime already exists; create exactly one, in main, and keep it "
@@ -121,6 +125,7 @@ scheduler::scheduler(const settings& s) : settings_(s) {
   worker* w0 = workers_[0];
   set_current_worker(w0);
   init_home_fiber(&w0->home);
+  main_timer_slack_ = set_timer_slack(poll_timer_slack_ns);  // restored by shutdown
   if (settings_.pin == pin_policy::cores) pin_thread_to_pu(place.pu_of_worker[0]);
   instance_ = this;
   if (trace::enabled()) trace::set_thread(0, "worker 0 (main)");
@@ -170,6 +175,7 @@ void scheduler::worker_thread(unsigned index) {
   worker* w = workers_[index];
   set_current_worker(w);
   install_signal_stack_for_thread();
+  set_timer_slack(poll_timer_slack_ns);
   if (trace::enabled()) trace::set_thread(static_cast<int>(index), "worker " + std::to_string(index));
   init_home_fiber(&w->home);
   fiber* f = take_fiber(w);
@@ -209,6 +215,7 @@ void scheduler::shutdown() {
     root_.domain = nullptr;
   }
   destroy_home_fiber(&w->home);
+  set_timer_slack(main_timer_slack_);
   if (root_.has_error.load(std::memory_order_acquire)) {
     std::exception_ptr e = std::move(root_.error);
     root_.has_error.store(false);
@@ -340,20 +347,22 @@ void scheduler::make_ready(task* t) {
 
 void scheduler::inject(task* t) {
   {
+    const int cls = t->priority > 0 ? 1 : 0;
     std::lock_guard<std::mutex> lock(inject_mutex_);
-    injected_.push_back(t);
-    has_injected_.store(true, std::memory_order_relaxed);
+    injected_[cls].push_back(t);
+    has_injected_.fetch_or(1u << cls, std::memory_order_relaxed);
   }
   full_fence();
   if (sleepers_.load(std::memory_order_relaxed) > 0) wake_one();
 }
 
-task* scheduler::take_injected() {
+task* scheduler::take_injected(int cls) {
   std::lock_guard<std::mutex> lock(inject_mutex_);
-  if (injected_.empty()) return nullptr;
-  task* t = injected_.front();
-  injected_.erase(injected_.begin());
-  has_injected_.store(!injected_.empty(), std::memory_order_relaxed);
+  std::deque<task*>& q = injected_[cls];
+  if (q.empty()) return nullptr;
+  task* t = q.front();
+  q.pop_front();
+  if (q.empty()) has_injected_.fetch_and(~(1u << cls), std::memory_order_relaxed);
   return t;
 }
 
@@ -427,14 +436,19 @@ task* scheduler::find_work(worker* w) {
   task* t = nullptr;
   if (w->mailbox_local == nullptr && w->mailbox.load(std::memory_order_relaxed) != nullptr)
     w->mailbox_local = w->mailbox.exchange(nullptr, std::memory_order_acquire);
+  const unsigned injected = has_injected_.load(std::memory_order_relaxed);
   if ((t = w->mailbox_local) != nullptr) {
     w->mailbox_local = t->link;
   } else if ((t = w->high.pop()) != nullptr) {
+  } else if ((injected & 2u) && (t = take_injected(1)) != nullptr) {
+  } else if ((injected & 1u) && ++w->inject_tick >= inject_check_period &&
+             (t = take_injected(0)) != nullptr) {
+    w->inject_tick = 0;
   } else if ((t = w->next) != nullptr) {
     w->next = nullptr;
     return t;
   } else if ((t = w->normal.pop()) == nullptr) {
-    if (has_injected_.load(std::memory_order_relaxed)) t = take_injected();
+    if (injected & 1u) t = take_injected(0);
     if (t == nullptr) t = steal(w);
     if (t == nullptr && w->yielded.maybe_nonempty()) t = w->yielded.take_oldest();
     if (t == nullptr) t = steal_yielded(w);
@@ -643,46 +657,57 @@ void scheduler::flush_counts(worker* w) {
 
 void scheduler::idle(worker* w) {
   flush_counts(w);
-  // Outstanding operations: this worker polls them, waiting longer and longer between polls
-  // while nothing completes; with nothing pending it spins briefly, then sleeps until woken.
-  long wait_ns = -1;
+  // Outstanding operations: an idle worker polls them, back to back for HYTASK_SPIN_US
+  // after it last ran a task or saw an operation complete, then yielding its core between
+  // polls. It does not sleep while operations it may poll are pending: it has nothing else
+  // to do, and a sleeping poller adds its sleep to every message it waits for — the peer
+  // answers a ping-pong just after the poller dozed off, and both drift into long sleeps.
+  // This is what a blocking MPI call does; the yield leaves the core to other threads when
+  // it is oversubscribed. With nothing pending it spins briefly, then sleeps until woken.
+  const std::int64_t spin_ns = static_cast<std::int64_t>(settings_.spin_us) * 1000;
   if (hooks_.poll != nullptr && hooks_.idle_poll) {
     switch (hooks_.poll(hooks_.ctx, w->index, true)) {
       case poll_result::progressed:
-        w->poll_wait_ns = 0;
+        w->poll_idle_since = -1;
         return;
-      case poll_result::pending:
-        w->poll_wait_ns = w->poll_wait_ns == 0
-                              ? hooks_.min_wait_ns
-                              : std::min(hooks_.max_wait_ns, 2 * w->poll_wait_ns);
-        wait_ns = static_cast<long>(w->poll_wait_ns);
-        break;
+      case poll_result::pending: {
+        const std::int64_t now = now_ns();
+        const std::uint64_t ran = w->tasks_run.load(std::memory_order_relaxed);
+        if (w->poll_idle_since < 0 || ran != w->poll_tasks_seen) {
+          w->poll_idle_since = now;
+          w->poll_tasks_seen = ran;
+        }
+        if (now - w->poll_idle_since < spin_ns) {
+          for (int i = 0; i < 16; ++i) cpu_relax();
+        } else {
+          std::this_thread::yield();
+        }
+        return;  // poll again, unless work showed up
+      }
       case poll_result::nothing_pending:
-        w->poll_wait_ns = 0;
+        w->poll_idle_since = -1;
         break;
     }
   }
-  const std::int64_t spin_ns = static_cast<std::int64_t>(settings_.spin_us) * 1000;
-  const std::int64_t spin_until = now_ns() + (wait_ns >= 0 ? std::min<std::int64_t>(spin_ns, wait_ns) : spin_ns);
+  const std::int64_t spin_until = now_ns() + spin_ns;
   do {
     for (int i = 0; i < 64; ++i) {
       cpu_relax();
       if (work_visible(w) || should_go_home(w, false)) return;
     }
   } while (now_ns() < spin_until);
-  if (wait_ns >= 0 && wait_ns <= spin_ns) return;  // short waits are spent spinning
 
   w->sleep_word.store(asleep, std::memory_order_seq_cst);
   sleepers_.fetch_add(1, std::memory_order_seq_cst);
   full_fence();
-  if (!work_visible(w) && !should_go_home(w, false)) {
-    // Helping predicates that nobody signals (throttling) and outstanding operations are
-    // re-checked after a timeout.
-    long timeout = w->help_poll ? 200000L : -1L;
-    if (wait_ns < 0 && hooks_.has_pending != nullptr && hooks_.idle_poll &&
-        hooks_.has_pending(hooks_.ctx, w->index))
-      wait_ns = hooks_.min_wait_ns;  // registered since this worker last polled
-    if (wait_ns >= 0) timeout = timeout < 0 ? wait_ns : std::min(timeout, wait_ns);
+  // Operations registered since this worker last polled: poll them rather than sleep
+  // (registering and then looking for sleepers, against announcing sleep and then checking
+  // this, loses no wake-up).
+  const bool pending = hooks_.has_pending != nullptr && hooks_.idle_poll &&
+                       hooks_.has_pending(hooks_.ctx, w->index);
+  if (!pending && !work_visible(w) && !should_go_home(w, false)) {
+    // Helping predicates that nobody signals (throttling) are re-checked after a timeout.
+    const long timeout = w->help_poll ? 200000L : -1L;
     while (w->sleep_word.load(std::memory_order_acquire) == asleep) {
       futex_wait(w->sleep_word, asleep, timeout);
       if (timeout >= 0) break;
@@ -691,8 +716,6 @@ void scheduler::idle(worker* w) {
   sleepers_.fetch_sub(1, std::memory_order_seq_cst);
   w->sleep_word.store(awake, std::memory_order_relaxed);
 }
-
-void scheduler::set_progress_hooks(const progress_hooks& h) { hooks_ = h; }
 
 void scheduler::wake_for_progress() {
   full_fence();

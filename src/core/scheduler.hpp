@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <mutex>
 #include <string_view>
 #include <thread>
@@ -60,7 +61,9 @@ struct alignas(4096) worker {
   std::uint64_t next_id = 0;
   std::atomic<std::uint64_t> tasks_run{0};  // owner writes; the watchdog reads
   unsigned since_poll = 0;                   // task switches since the last busy poll
-  std::int64_t poll_wait_ns = 0;             // idle poller's current wait between polls
+  unsigned inject_tick = 0;                  // scheduling steps since injected work was checked
+  std::int64_t poll_idle_since = -1;         // when this worker began polling idle (-1: not)
+  std::uint64_t poll_tasks_seen = 0;         // tasks_run then: running a task ends the stretch
 
   // Helping (worker 0 only): return home when help_pred says so.
   help_pred_fn help_pred = nullptr;
@@ -83,7 +86,8 @@ struct alignas(4096) worker {
 
 class scheduler {
  public:
-  explicit scheduler(const settings& s);
+  // The progress hooks are fixed for the scheduler's life: workers read them unsynchronised.
+  explicit scheduler(const settings& s, const progress_hooks& hooks = {});
   ~scheduler();
   scheduler(const scheduler&) = delete;
   scheduler& operator=(const scheduler&) = delete;
@@ -116,7 +120,6 @@ class scheduler {
   void post_to_mailbox(unsigned worker_index, task* t);
 
   // --- upper layers ---
-  void set_progress_hooks(const progress_hooks& h);  // before any task runs
   const progress_hooks& hooks() const noexcept { return hooks_; }
   void wake_for_progress();   // an operation was registered: wake a sleeping worker to poll
   task* hold_current();       // the current task will not complete before release_hold
@@ -185,7 +188,7 @@ class scheduler {
   fiber* take_fiber(worker* w);
   void free_task(worker* w, task* t);
   void inject(task* t);
-  task* take_injected();
+  task* take_injected(int cls);
 
   static void after_recycle(fiber* from, void* arg);
   static void after_park(fiber* from, void* arg);
@@ -198,14 +201,19 @@ class scheduler {
   task root_;
   std::atomic<bool> stopping_{false};
   std::atomic<std::uint32_t> root_resumed_{0};
+  unsigned long main_timer_slack_ = 0;  // the main thread's, before it became worker 0
 
   alignas(64) std::atomic<std::int64_t> inflight_{0};
   std::atomic<std::int64_t> throttle_extra_{0};  // limit extension while everything is stuck
   alignas(64) std::atomic<int> sleepers_{0};
 
+  // Tasks made ready by threads that are not workers (the MPI progress thread, a user
+  // thread setting an event), FIFO per priority class. A worker looks at the high class
+  // before its own normal deque, and at the normal class at least every
+  // inject_check_period scheduling steps, so a worker that keeps spawning cannot starve them.
   alignas(64) std::mutex inject_mutex_;
-  std::vector<task*> injected_;
-  std::atomic<bool> has_injected_{false};
+  std::deque<task*> injected_[2];  // [0] normal, [1] high
+  std::atomic<unsigned> has_injected_{0};  // bit c: injected_[c] is not empty
 
   std::mutex pool_mutex_;         // global task pool
   std::vector<task*> pool_;       // batches flow here from workers that free more than they spawn

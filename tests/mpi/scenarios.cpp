@@ -130,16 +130,40 @@ void ordering_p2p() {
   for (int i = 0; i < n; ++i) {
     if (g_rank == 0)
       hytask::spawn({.name = "send"}, [i] { mpi::send(std::span(&i, 1), 1, 7); },
-                    hytask::in(gate[static_cast<std::size_t>(i)]), mpi::channel(1, 7));
+                    hytask::in(gate[static_cast<std::size_t>(i)]), mpi::send_channel(1, 7));
     else
       hytask::spawn({.name = "recv"}, [&slot, i] { mpi::recv(std::span(&slot[static_cast<std::size_t>(i)], 1), 0, 7); },
-                    hytask::in(gate[static_cast<std::size_t>(n - 1 - i)]), mpi::channel(0, 7));
+                    hytask::in(gate[static_cast<std::size_t>(n - 1 - i)]), mpi::recv_channel(0, 7));
   }
   hytask::wait_all();
   if (g_rank == 1)
     for (int i = 0; i < n; ++i)
       check(slot[static_cast<std::size_t>(i)] == i,
             "slot " + std::to_string(i) + " got " + std::to_string(slot[static_cast<std::size_t>(i)]));
+}
+
+// Sends and receives are separate directions of a channel: every rank exchanges with its
+// ring neighbours on one tag, with its receive tasks spawned before its send tasks and bound
+// to the messages (bind). Ordering a rank's sends behind its receives would deadlock (on two
+// ranks left == right, so both directions share one (peer, tag)).
+void ordering_directions() {
+  if (g_size < 2) return;
+  const int right = (g_rank + 1) % g_size, left = (g_rank + g_size - 1) % g_size;
+  const int rounds = 20;
+  std::vector<int> in(rounds, -1), out(rounds);
+  for (int k = 0; k < rounds; ++k) {
+    hytask::spawn({.name = "recv"}, [&in, k, left] {
+      mpi::bind(mpi::irecv(std::span(&in[static_cast<std::size_t>(k)], 1), left, 3));
+    }, hytask::out(in[static_cast<std::size_t>(k)]), mpi::recv_channel(left, 3));
+    hytask::spawn({.name = "send"}, [&out, k, right] {
+      out[static_cast<std::size_t>(k)] = g_rank * 1000 + k;
+      mpi::bind(mpi::isend(std::span(&out[static_cast<std::size_t>(k)], 1), right, 3));
+    }, hytask::out(out[static_cast<std::size_t>(k)]), mpi::send_channel(right, 3));
+  }
+  hytask::wait_all();
+  for (int k = 0; k < rounds; ++k)
+    check(in[static_cast<std::size_t>(k)] == left * 1000 + k,
+          "round " + std::to_string(k) + " got " + std::to_string(in[static_cast<std::size_t>(k)]));
 }
 
 // after(req): a task waits for a receive posted by main; bind(req): a task returns while its
@@ -335,6 +359,7 @@ int main(int argc, char** argv) {
       {"pingpong", pingpong},           {"deadlock_p2p", deadlock_p2p},
       {"deadlock_collectives", deadlock_collectives},
       {"ordering_p2p", ordering_p2p},   {"after_and_bind", after_and_bind},
+      {"ordering_directions", ordering_directions},
       {"errors", errors},               {"probe", probe},
       {"collectives", collectives},     {"from_main", from_main},
       {"many_messages", many_messages},
