@@ -228,17 +228,18 @@ void comm_system::post_here(operation* op) {
   }
   op->state.store(op_posted, std::memory_order_release);
   engine_.add(op);
-  // Someone must poll it. With a timer (progress thread, or the MPI thread itself) that one;
-  // otherwise a sleeping worker, whose idle hook polls (multiple) or asks the MPI thread to
-  // (funneled). A worker may have gone to sleep while the operation was neither queued nor
-  // registered yet, so this wake is needed even when the poster is not a worker.
-  const bool timer = settings_.progress == progress_policy::thread &&
-                     settings_.mpi_mode != hytask::mpi_mode::masteronly;
-  if (timer && settings_.mpi_mode == hytask::mpi_mode::multiple) {
+  // Someone must poll it: idle workers do (or ask the MPI thread to, funneled), and a worker
+  // may have gone to sleep while the operation was neither queued nor registered yet, so
+  // sleepers are woken even when the poster is not a worker. A progress thread that sleeps
+  // because nothing was pending is woken too; one that sleeps a polling period is not (a
+  // wake per message would cost a system call and a context switch each).
+  if (settings_.mpi_mode != hytask::mpi_mode::masteronly)
+    if (auto* s = core::scheduler::instance()) s->wake_for_progress();
+  if (settings_.progress == progress_policy::thread &&
+      settings_.mpi_mode == hytask::mpi_mode::multiple &&
+      thread_parked_.load(std::memory_order_seq_cst)) {
     thread_word_.fetch_add(1, std::memory_order_release);
     core::futex_wake(thread_word_);
-  } else if (!timer && settings_.mpi_mode != hytask::mpi_mode::masteronly) {
-    if (auto* s = core::scheduler::instance()) s->wake_for_progress();
   }
 }
 
@@ -406,18 +407,26 @@ void comm_system::thread_main(bool is_mpi_thread, int*, char***) {
     if (stopping_.load(std::memory_order_acquire) && engine_.pending() == 0 &&
         !has_commands_.load(std::memory_order_acquire))
       break;
-    if (r == core::poll_result::progressed) {
-      wait = min_wait;
-      continue;
-    }
+    // The polling period adapts multiplicatively: halved by a poll that completed something,
+    // doubled by one that did not, within [HYTASK_PROGRESS_MIN_US, HYTASK_PROGRESS_MAX_US].
+    // Resetting to the minimum on every completion would wake the thread tens of thousands
+    // of times a second in a steady exchange, each wake taking a core from a worker.
     long timeout = -1;  // sleep until submit, nudge or stop
-    if (r == core::poll_result::pending && timer) {
+    if (timer && r != core::poll_result::nothing_pending) {
+      wait = r == core::poll_result::progressed ? std::max(min_wait, wait / 2)
+                                                : std::min(max_wait, 2 * wait);
       timeout = static_cast<long>(wait);
-      wait = std::min(max_wait, 2 * wait);
     }
     if (stopping_.load(std::memory_order_acquire)) timeout = 1000000;  // draining: keep polling
+    if (timeout < 0) {
+      // Parked until an operation is registered: announce it, then look again (against the
+      // poster's register-then-look, no registration is missed).
+      thread_parked_.store(true, std::memory_order_seq_cst);
+      if (engine_.pending() != 0 && timer) timeout = static_cast<long>(wait);
+    }
     if (thread_word_.load(std::memory_order_acquire) == seen)
       core::futex_wait(thread_word_, seen, timeout);
+    thread_parked_.store(false, std::memory_order_relaxed);
   }
   if (is_mpi_thread) finalise();
 }

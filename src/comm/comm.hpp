@@ -137,6 +137,7 @@ class comm_system {
   std::thread watchdog_;
   std::atomic<std::uint32_t> watchdog_word_{0};
   std::atomic<bool> watchdog_stop_{false};
+  std::atomic<bool> thread_parked_{false};  // the progress thread sleeps with nothing pending
 
   std::atomic<std::uint64_t> posts_{0};
 

@@ -10,7 +10,7 @@ void engine::add(operation* op) {
     std::lock_guard<std::mutex> lock(mutex_);
     incoming_.push_back(op);
   }
-  pending_.fetch_add(1, std::memory_order_release);
+  pending_.fetch_add(1, std::memory_order_seq_cst);  // then posters look for parked pollers
 }
 
 void engine::merge_incoming() {
@@ -43,6 +43,14 @@ core::poll_result engine::poll() {
     int outcount = 0;
     int rc = MPI_Testsome(n, requests_.data(), &outcount, indices_.data(), statuses_.data());
     if (outcount == MPI_UNDEFINED) outcount = 0;
+    if (rc == MPI_SUCCESS && outcount == 0) {
+      // Open MPI's Testsome checks the requests first and progresses only when none is
+      // complete, without checking again: what that progress completed would wait for the
+      // next poll, a whole polling period later (measured: 1.5x the period per message
+      // while workers are busy). A second call reports it now.
+      rc = MPI_Testsome(n, requests_.data(), &outcount, indices_.data(), statuses_.data());
+      if (outcount == MPI_UNDEFINED) outcount = 0;
+    }
     for (int k = 0; k < outcount; ++k) {
       const int i = indices_[static_cast<std::size_t>(k)];
       operation* op = ops_[static_cast<std::size_t>(i)];

@@ -21,7 +21,7 @@ class engine {
   // progressed when something completed, pending when a poll found nothing (or another
   // thread is polling), nothing_pending when nothing is outstanding.
   core::poll_result poll();
-  std::size_t pending() const noexcept { return pending_.load(std::memory_order_acquire); }
+  std::size_t pending() const noexcept { return pending_.load(std::memory_order_seq_cst); }
   std::uint64_t completions() const noexcept { return completions_.load(std::memory_order_relaxed); }
   // Calls f(op) for every pending operation (the watchdog); takes the poller's turn.
   template <class F>
