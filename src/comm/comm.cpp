@@ -93,7 +93,7 @@ comm_system::comm_system(const settings& s, int* argc, char*** argv) : settings_
         ready = true;
         cv.notify_one();
       }
-      if (init_error_.empty()) thread_main(true, argc, argv);
+      if (init_error_.empty()) thread_main(true);
     });
     std::unique_lock<std::mutex> lock(m);
     cv.wait(lock, [&] { return ready; });
@@ -178,7 +178,6 @@ core::progress_hooks comm_system::progress_hooks() {
   h.ctx = this;
   // Under every policy an idle worker polls (or asks the MPI-owning thread to): it is a
   // free core. The policies differ in what happens while every worker is busy.
-  h.idle_poll = true;
   h.every = settings_.progress == progress_policy::workers ? settings_.poll_every : 0;
   return h;
 }
@@ -187,7 +186,7 @@ void comm_system::start() {
   const bool timer = settings_.progress == progress_policy::thread &&
                      settings_.mpi_mode != hytask::mpi_mode::masteronly;
   if (settings_.mpi_mode == hytask::mpi_mode::multiple && timer)
-    thread_ = std::thread([this] { thread_main(false, nullptr, nullptr); });
+    thread_ = std::thread([this] { thread_main(false); });
   if (settings_.watchdog_s > 0) watchdog_ = std::thread([this] { watchdog_main(); });
   started_.store(true, std::memory_order_release);
   thread_word_.fetch_add(1, std::memory_order_release);
@@ -383,7 +382,7 @@ core::poll_result comm_system::hook(unsigned worker, bool idle) {
   return core::poll_result::nothing_pending;
 }
 
-void comm_system::thread_main(bool is_mpi_thread, int*, char***) {
+void comm_system::thread_main(bool is_mpi_thread) {
   // The funneled MPI thread exists before the trace and the workers: it idles until start()
   // (nothing can be submitted before), so that it sees both set up.
   for (;;) {

@@ -106,7 +106,7 @@ class comm_system {
   core::poll_result hook(unsigned worker, bool idle);
   static core::poll_result hook_entry(void* self, unsigned worker, bool idle);
   static bool has_pending_entry(void* self, unsigned worker);
-  void thread_main(bool is_mpi_thread, int* argc, char*** argv);
+  void thread_main(bool is_mpi_thread);
   void watchdog_main();
   void stop_watchdog();  // idempotent
   void initialise(int* argc, char*** argv);  // on the thread that owns MPI

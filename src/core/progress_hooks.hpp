@@ -22,7 +22,6 @@ struct progress_hooks {
   // looking for sleepers, against announcing and then checking this, loses no wake-up.
   bool (*has_pending)(void* ctx, unsigned worker) = nullptr;
   void* ctx = nullptr;
-  bool idle_poll = true;   // idle workers call poll
   unsigned every = 0;      // busy workers call poll every this many task switches
 };
 

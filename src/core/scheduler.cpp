@@ -665,7 +665,7 @@ void scheduler::idle(worker* w) {
   // This is what a blocking MPI call does; the yield leaves the core to other threads when
   // it is oversubscribed. With nothing pending it spins briefly, then sleeps until woken.
   const std::int64_t spin_ns = static_cast<std::int64_t>(settings_.spin_us) * 1000;
-  if (hooks_.poll != nullptr && hooks_.idle_poll) {
+  if (hooks_.poll != nullptr) {
     switch (hooks_.poll(hooks_.ctx, w->index, true)) {
       case poll_result::progressed:
         w->poll_idle_since = -1;
@@ -703,7 +703,7 @@ void scheduler::idle(worker* w) {
   // Operations registered since this worker last polled: poll them rather than sleep
   // (registering and then looking for sleepers, against announcing sleep and then checking
   // this, loses no wake-up).
-  const bool pending = hooks_.has_pending != nullptr && hooks_.idle_poll &&
+  const bool pending = hooks_.has_pending != nullptr &&
                        hooks_.has_pending(hooks_.ctx, w->index);
   if (!pending && !work_visible(w) && !should_go_home(w, false)) {
     // Helping predicates that nobody signals (throttling) are re-checked after a timeout.
