@@ -227,8 +227,8 @@ const std::vector<knob>& knobs() {
 
       enum_knob<progress_policy, 3>(
           "HYTASK_PROGRESS", "progress", "'workers', 'thread' or 'none'",
-          "when pending MPI requests are polled: by idle workers and every HYTASK_POLL_EVERY "
-          "task switches, by a thread that sleeps between polls, or only by workers that "
+          "when pending MPI requests are polled: by idle workers and, at task switches, every "
+          "HYTASK_POLL_EVERY switches or HYTASK_POLL_US microseconds, by a thread that sleeps between polls, or only by workers that "
           "have nothing else to do",
           progress_policy::workers, &config::progress, &settings::progress,
           {"workers", "thread", "none"},
@@ -246,6 +246,20 @@ const std::vector<knob>& knobs() {
        explicit_number<unsigned>(&config::poll_every, &settings::poll_every,
                                  [](unsigned v) { return v >= 1 && v <= 1000000; }),
        [](const settings& s) { return std::to_string(s.poll_every); }},
+
+      {"HYTASK_POLL_US", "poll_us", "an integer from 0 to 1000000 (microseconds; 0 = off)",
+       "with HYTASK_PROGRESS=workers, a busy worker also polls at a task switch when MPI "
+       "operations are pending and this long has passed since its last poll",
+       [](settings& s) { s.poll_us = 50; },
+       [](const std::string& t, settings& s) {
+         auto v = parse_uint(t);
+         if (!v || *v > 1000000) return false;
+         s.poll_us = static_cast<unsigned>(*v);
+         return true;
+       },
+       explicit_number<unsigned>(&config::poll_us, &settings::poll_us,
+                                 [](unsigned v) { return v <= 1000000; }),
+       [](const settings& s) { return std::to_string(s.poll_us); }},
 
       {"HYTASK_PROGRESS_MIN_US", "progress_min_us", "an integer from 1 to 1000000 (microseconds)",
        "shortest wait between two polls of a thread that waits for MPI operations",

@@ -178,7 +178,9 @@ core::progress_hooks comm_system::progress_hooks() {
   h.ctx = this;
   // Under every policy an idle worker polls (or asks the MPI-owning thread to): it is a
   // free core. The policies differ in what happens while every worker is busy.
-  h.every = settings_.progress == progress_policy::workers ? settings_.poll_every : 0;
+  const bool workers = settings_.progress == progress_policy::workers;
+  h.every = workers ? settings_.poll_every : 0;
+  h.every_ns = workers ? static_cast<std::int64_t>(settings_.poll_us) * 1000 : 0;
   return h;
 }
 

@@ -23,6 +23,9 @@ struct progress_hooks {
   bool (*has_pending)(void* ctx, unsigned worker) = nullptr;
   void* ctx = nullptr;
   unsigned every = 0;      // busy workers call poll every this many task switches
+  // ... and also at a switch when has_pending and this long has passed since the worker's
+  // last poll (0: never).
+  std::int64_t every_ns = 0;
 };
 
 }  // namespace hytask::core

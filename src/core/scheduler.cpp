@@ -793,13 +793,27 @@ void scheduler::suspend(arm_fn arm, void* arg) {
   // Resumed by run() or by another task's hand-off, which set current_task.
 }
 
+// Every `every` switches, cheaply; and, while operations are pending, whenever `every_ns`
+// has passed since this worker last polled, so that tasks longer than that poll at each
+// switch whatever `every` is (a rendezvous then waits for one task, not for eight). The clock
+// is read only while something is pending.
+void scheduler::busy_poll(worker* w) {
+  bool due = ++w->since_poll >= hooks_.every;
+  std::int64_t now = 0;
+  if (!due && hooks_.every_ns != 0 && hooks_.has_pending(hooks_.ctx, w->index)) {
+    now = now_ns();
+    due = now - w->last_poll_ns >= hooks_.every_ns;
+  }
+  if (!due) return;
+  w->since_poll = 0;
+  hooks_.poll(hooks_.ctx, w->index, false);
+  if (hooks_.every_ns != 0) w->last_poll_ns = now != 0 ? now : now_ns();
+}
+
 void scheduler::begin_run(worker* w, task* t) {
   while (w->done_parent != nullptr && w->done_parent != t->parent) flush_children(w);
   w->tasks_run.store(w->tasks_run.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  if (hooks_.every != 0 && ++w->since_poll >= hooks_.every) {  // a busy worker's scheduling point
-    w->since_poll = 0;
-    hooks_.poll(hooks_.ctx, w->index, false);
-  }
+  if (hooks_.every != 0) busy_poll(w);
   w->current_task = t;
   if (trace::enabled()) {
     w->slice_start = trace::now();

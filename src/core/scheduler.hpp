@@ -61,6 +61,7 @@ struct alignas(4096) worker {
   std::uint64_t next_id = 0;
   std::atomic<std::uint64_t> tasks_run{0};  // owner writes; the watchdog reads
   unsigned since_poll = 0;                   // task switches since the last busy poll
+  std::int64_t last_poll_ns = 0;             // when this worker last polled while busy
   unsigned inject_tick = 0;                  // scheduling steps since injected work was checked
   std::int64_t poll_idle_since = -1;         // when this worker began polling idle (-1: not)
   std::uint64_t poll_tasks_seen = 0;         // tasks_run then: running a task ends the stretch
@@ -172,6 +173,7 @@ class scheduler {
   task* steal_yielded(worker* w);
   void run(worker* w, task* t);
   void begin_run(worker* w, task* t);  // bookkeeping before a task's body starts or resumes
+  void busy_poll(worker* w);             // a busy worker's scheduling point: poll if it is time
   void unget(worker* w, task* t);      // return a task find_work handed out, to run it next
   void body_done(worker* w, task* t);
   void complete(worker* w, task* t);
