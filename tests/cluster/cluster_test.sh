@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Tests scripts/cluster.sh with one MPI: a 2-rank job across two namespaces whose data must
+# arrive intact over the link; a failing job; an interrupted job. After each, nothing the
+# script made may remain. Exits 77 (skipped) when this machine cannot make namespaces.
+#   cluster_test.sh CLUSTER_SH MPI CHECK_PROGRAM
+set -uo pipefail
+cluster=$1 mpi=$2 check=$3
+fail() { echo "FAIL: $*"; exit 1; }
+
+if ! "$cluster" check; then
+  echo "SKIP: this machine cannot make network namespaces (see the line above)"
+  exit 77
+fi
+
+leftovers() {  # namespaces of the run whose script pid is $1
+  ip netns list | awk '{print $1}' | grep -E "^hytc$1(n[0-9]+|br)$" || true
+}
+
+# 1. Data crosses the link intact, the ranks are on two nodes, and the link carried it.
+out=$(mktemp)
+"$cluster" run --mpi "$mpi" -n 2 --stats -- "$check" --expect-separate --bytes 4194304 >"$out" 2>&1 &
+pid=$!
+wait $pid; status=$?
+cat "$out"
+((status == 0)) || fail "the 2-node job failed with status $status"
+grep -q "2 ranks in 2 network namespace(s).*data intact" "$out" || fail "no intact data across 2 nodes"
+sent=$(sed -n 's/.*node 0 .*: sent \([0-9]*\) bytes.*/\1/p' "$out")
+[[ -n $sent ]] && ((sent >= 4194304)) || fail "node 0 sent only '${sent:-?}' bytes over its link: the data did not cross it"
+[[ -z $(leftovers $pid) ]] || fail "namespaces left behind: $(leftovers $pid)"
+
+# 2. A job that fails: its status comes back, and nothing is left behind.
+"$cluster" run --mpi "$mpi" -n 2 -- "$check" --no-such-option >"$out" 2>&1 &
+pid=$!
+wait $pid; status=$?
+((status != 0)) || fail "a failing job returned status 0"
+[[ -z $(leftovers $pid) ]] || fail "namespaces left behind after a failed job: $(leftovers $pid)"
+
+# 3. Ctrl-C while the job runs: everything is removed. (Job control, so that the background
+# job does not ignore SIGINT as a non-interactive shell's background jobs do.)
+set -m
+"$cluster" run --mpi "$mpi" -n 2 -- sleep 60 >"$out" 2>&1 &
+pid=$!
+for _ in $(seq 100); do [[ -n $(leftovers $pid) ]] && break; sleep 0.1; done
+[[ -n $(leftovers $pid) ]] || fail "the interrupted run never made its namespaces"
+sleep 1
+kill -INT $pid
+wait $pid; status=$?
+((status != 0)) || fail "an interrupted run returned status 0"
+for _ in $(seq 50); do [[ -z $(leftovers $pid) ]] && break; sleep 0.1; done
+[[ -z $(leftovers $pid) ]] || fail "namespaces left behind after Ctrl-C: $(leftovers $pid)"
+pgrep -f "hytc${pid}n" >/dev/null && fail "processes of the interrupted run are still alive"
+set +m
+
+# 4. Usage errors exit with 2.
+"$cluster" run --mpi nosuchmpi -- true >/dev/null 2>&1; status=$?
+((status == 2)) || fail "--mpi nosuchmpi exited with $status, not 2"
+"$cluster" run >/dev/null 2>&1; status=$?
+((status == 2)) || fail "run without a program exited with $status, not 2"
+rm -f "$out"
+echo "PASS"
