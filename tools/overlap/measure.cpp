@@ -1,0 +1,350 @@
+#include "measure.hpp"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include "hytask/hytask.hpp"
+#include "hytask/mpi.hpp"
+
+namespace overlap {
+namespace {
+
+double now_us() {
+  using namespace std::chrono;
+  return duration<double, std::micro>(steady_clock::now().time_since_epoch()).count();
+}
+
+// ---- synthetic work -------------------------------------------------------------------------
+constexpr int N = 32;  // interior points per side: 8 KiB per array, cache resident
+
+struct grid {
+  std::array<double, (N + 2) * (N + 2)> a{}, b{};
+  grid() {
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = b[i] = static_cast<double>(i % 17) * 0.25;
+  }
+};
+
+volatile double sink;
+
+void sweep(const double* __restrict in, double* __restrict out) {
+  for (int i = 1; i <= N; ++i)
+    for (int j = 1; j <= N; ++j)
+      out[i * (N + 2) + j] = 0.25 * (in[(i - 1) * (N + 2) + j] + in[(i + 1) * (N + 2) + j] +
+                                     in[i * (N + 2) + j - 1] + in[i * (N + 2) + j + 1]);
+}
+
+// ---- the exchange ---------------------------------------------------------------------------
+// Buffers for every (partner, message) in both directions, and the datatype they use.
+struct exchange {
+  std::vector<int> partners;
+  unsigned messages = 1;
+  MPI_Datatype type = MPI_DOUBLE;
+  int count = 0;
+  bool own_type = false;
+  std::vector<std::vector<double>> send, recv;
+
+  exchange(const context& ctx, std::size_t bytes) : messages(ctx.opt.messages) {
+    // Ranks pair across the halves of the world; partner k of lower-half rank i is upper-half
+    // rank (i + k) mod half, and the pairing is symmetric (seed 000, sect. 4.2.3).
+    const int half = ctx.size / 2;
+    for (unsigned k = 0; k < ctx.opt.partners; ++k) {
+      const int ki = static_cast<int>(k);
+      if (ctx.rank < half) partners.push_back(half + (ctx.rank + ki) % half);
+      else partners.push_back(((ctx.rank - half - ki) % half + half) % half);
+    }
+    std::size_t extent = bytes / sizeof(double);
+    if (ctx.opt.block != 0) {
+      const auto blocks = static_cast<int>(bytes / (ctx.opt.block * sizeof(double)));
+      MPI_Type_vector(blocks, static_cast<int>(ctx.opt.block), static_cast<int>(ctx.opt.stride),
+                      MPI_DOUBLE, &type);
+      MPI_Type_commit(&type);
+      own_type = true;
+      count = 1;
+      extent = static_cast<std::size_t>(blocks - 1) * ctx.opt.stride + ctx.opt.block;
+    } else {
+      count = static_cast<int>(extent);
+    }
+    const std::size_t n = partners.size() * messages;
+    send.assign(n, std::vector<double>(extent));
+    recv.assign(n, std::vector<double>(extent));
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < extent; ++j)
+        send[i][j] = static_cast<double>((ctx.rank * 131 + i * 7 + j) % 1009);
+  }
+  ~exchange() {
+    if (own_type) MPI_Type_free(&type);
+  }
+  exchange(const exchange&) = delete;
+  exchange& operator=(const exchange&) = delete;
+
+  // Calls post(recv_buf, send_buf, peer, tag) for every message, receives first.
+  template <class F>
+  void each(F&& post) {
+    for (std::size_t p = 0; p < partners.size(); ++p)
+      for (unsigned m = 0; m < messages; ++m) {
+        const std::size_t i = p * messages + m;
+        post(recv[i].data(), send[i].data(), partners[p], static_cast<int>(m));
+      }
+  }
+};
+
+struct times {
+  double et = 0, done = 0, comp = 0;
+};
+
+// Splits `units` into `pieces` nearly equal shares.
+std::uint64_t share(std::uint64_t units, unsigned pieces, unsigned i) {
+  return units / pieces + (i < units % pieces ? 1 : 0);
+}
+
+// One iteration with plain MPI on this thread (seed 000, Alg. 4.3-4.5).
+times plain_iteration(exchange& x, const pattern& p, std::uint64_t units) {
+  std::vector<MPI_Request> reqs;
+  reqs.reserve(x.send.size() * 2);
+  MPI_Barrier(MPI_COMM_WORLD);
+  times t;
+  const double t0 = now_us();
+  x.each([&](double* in, const double* out, int peer, int tag) {
+    reqs.emplace_back();
+    MPI_Irecv(in, x.count, x.type, peer, tag, MPI_COMM_WORLD, &reqs.back());
+    reqs.emplace_back();
+    MPI_Isend(out, x.count, x.type, peer, tag, MPI_COMM_WORLD, &reqs.back());
+  });
+  const int n = static_cast<int>(reqs.size());
+  auto work = [&](std::uint64_t u) {
+    const double a = now_us();
+    compute(u);
+    t.comp += now_us() - a;
+  };
+  t.done = -1;
+  if (p.kind == pattern::sync) {
+    MPI_Waitall(n, reqs.data(), MPI_STATUSES_IGNORE);
+    t.done = now_us() - t0;
+    work(units);
+  } else if (p.kind == pattern::async) {
+    work(units);
+  } else {
+    const unsigned pieces = p.tests + 1;
+    for (unsigned i = 0; i < pieces; ++i) {
+      work(share(units, pieces, i));
+      if (i < p.tests && t.done < 0) {
+        int flag = 0;
+        MPI_Testall(n, reqs.data(), &flag, MPI_STATUSES_IGNORE);
+        if (flag) t.done = now_us() - t0;
+      }
+    }
+  }
+  if (t.done < 0) {
+    MPI_Waitall(n, reqs.data(), MPI_STATUSES_IGNORE);
+    t.done = now_us() - t0;
+  }
+  t.et = now_us() - t0;
+  return t;
+}
+
+// One iteration with hytask: a task exchanges the messages (it suspends while they are in
+// flight), and the compute runs as tasks beside it. The exchange task has priority, as a
+// task that communicates would in an application.
+times task_iteration(exchange& x, const pattern& p, std::uint64_t units, unsigned tasks) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  std::atomic<double> done{-1};
+  std::atomic<std::int64_t> comp_ns{0};
+  const double t0 = now_us();
+  hytask::spawn({.priority = 1, .name = "exchange"}, [&] {
+    std::vector<hytask::mpi::request> reqs;
+    reqs.reserve(x.send.size() * 2);
+    x.each([&](double* in, const double* out, int peer, int tag) {
+      reqs.push_back(hytask::mpi::irecv(in, x.count, x.type, peer, tag));
+      reqs.push_back(hytask::mpi::isend(out, x.count, x.type, peer, tag));
+    });
+    hytask::mpi::waitall(reqs);
+    done.store(now_us() - t0);
+  });
+  if (p.kind == pattern::sync) hytask::wait_all();
+  const unsigned pieces = p.kind == pattern::async_x ? p.tests + 1 : tasks;
+  for (unsigned i = 0; i < pieces; ++i) {
+    const std::uint64_t u = share(units, pieces, i);
+    if (u == 0) continue;
+    hytask::spawn({.name = "compute"}, [u, &comp_ns] {
+      const double a = now_us();
+      compute(u);
+      comp_ns.fetch_add(static_cast<std::int64_t>((now_us() - a) * 1e3));
+    });
+  }
+  hytask::wait_all();
+  times t;
+  t.et = now_us() - t0;
+  t.done = done.load();
+  t.comp = static_cast<double>(comp_ns.load()) * 1e-3;
+  return t;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  return *mid;
+}
+
+double sum_over_ranks(double v) {
+  double out = 0;
+  MPI_Allreduce(&v, &out, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  return out;
+}
+double max_over_ranks(double v) {
+  double out = 0;
+  MPI_Allreduce(&v, &out, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return out;
+}
+
+double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
+
+double rss_kib() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::strtod(line.c_str() + 6, nullptr);
+  return 0;
+}
+
+hytask::progress_policy policy_of(mode m) {
+  switch (m) {
+    case mode::hytask_thread: return hytask::progress_policy::thread;
+    case mode::hytask_none: return hytask::progress_policy::none;
+    default: return hytask::progress_policy::workers;
+  }
+}
+
+}  // namespace
+
+void compute(std::uint64_t units) {
+  thread_local grid g;
+  for (std::uint64_t u = 0; u < units; ++u) {
+    if (u % 2 == 0) sweep(g.a.data(), g.b.data());
+    else sweep(g.b.data(), g.a.data());
+  }
+  sink = g.a[(N + 2) * (N / 2) + N / 2];
+}
+
+double calibrate_unit_ns() {
+  compute(2000);  // warm up caches and the clock
+  // The median of many ~10 ms runs: on a shared machine the speed of one run varies by
+  // 10-20 %, and the median is what a long computation sees.
+  std::vector<double> runs;
+  for (int rep = 0; rep < 21; ++rep) {
+    const std::uint64_t units = 25000;
+    const double a = now_us();
+    compute(units);
+    runs.push_back((now_us() - a) * 1e3 / static_cast<double>(units));
+  }
+  return median(runs);
+}
+
+std::vector<row> measure(const context& ctx, mode m, std::size_t bytes) {
+  const options& opt = ctx.opt;
+  exchange x(ctx, bytes);
+  std::unique_ptr<hytask::runtime> rt;
+  unsigned threads = 1;
+  if (is_hytask(m)) {
+    hytask::config cfg;
+    cfg.progress = policy_of(m);
+    rt = std::make_unique<hytask::runtime>(cfg);
+    threads = rt->settings().threads;
+  }
+  auto iteration = [&](const pattern& p, std::uint64_t units) {
+    return rt ? task_iteration(x, p, units, opt.tasks) : plain_iteration(x, p, units);
+  };
+  // Enough iterations for min_time, decided from the slowest rank so all agree.
+  auto iterations_for = [&](double estimate_us) {
+    const double need = std::ceil(opt.min_time * 1e6 / std::max(estimate_us, 1.0));
+    return static_cast<unsigned>(std::clamp(need, static_cast<double>(opt.iters), 1e6));
+  };
+  const double cpu0 = cpu_seconds(), wall0 = now_us();
+
+  const pattern comm_only{pattern::sync, 0};
+  for (int i = 0; i < 2; ++i) iteration(comm_only, 0);  // connections, registration, pages
+  const double first = max_over_ranks(iteration(comm_only, 0).et);
+  const unsigned lat_iters = iterations_for(first);
+  std::vector<double> lat;
+  for (unsigned i = 0; i < lat_iters; ++i) lat.push_back(iteration(comm_only, 0).et);
+  // Medians: on a shared machine a few iterations lose their core for a while.
+  const double t_lat = sum_over_ranks(median(lat)) / ctx.size;
+
+  std::vector<row> rows;
+  for (const pattern& p : opt.patterns) {
+    row r;
+    r.mpi = ctx.mpi;
+    r.mode = name(m);
+    r.pattern = p.label();
+    r.layout = opt.layout();
+    r.bytes = bytes;
+    r.partners = opt.partners;
+    r.messages = opt.messages;
+    r.ranks = static_cast<unsigned>(ctx.size);
+    r.nodes = ctx.nodes;
+    r.threads = threads;
+    r.t_lat_us = t_lat;
+    for (double f : opt.steps) {
+      if (ctx.progress)
+        ctx.progress(std::string(name(m)) + " " + p.label() + ", compute " +
+                     std::to_string(static_cast<int>(std::lround(f * 100))) + "% of T_lat");
+      const auto units = static_cast<std::uint64_t>(std::llround(f * t_lat * 1e3 / ctx.unit_ns));
+      const double planned = static_cast<double>(units) * ctx.unit_ns * 1e-3;
+      const unsigned n = iterations_for(t_lat + planned);
+      r.iterations = n;
+      std::vector<double> et, done, comp, ratio;
+      for (unsigned i = 0; i < n; ++i) {
+        times t = iteration(p, units);
+        et.push_back(t.et);
+        done.push_back(t.done);
+        comp.push_back(t.comp);
+        // Eq. 4.2 with T_syn the time this iteration's compute took: how much of T_lat it hid.
+        ratio.push_back((t.comp - (t.et - t_lat)) / t_lat);
+      }
+      const double et_med = median(et), comp_med = median(comp);
+      step_result s;
+      s.fraction = f;
+      s.t_syn_us = sum_over_ranks(comp_med) / ctx.size;
+      s.t_et_us = max_over_ranks(et_med);
+      s.overlap_pct = 100 * sum_over_ranks(median(ratio)) / ctx.size;
+      s.speed_pct = 100 * sum_over_ranks(comp_med > 0 ? planned / comp_med : 1.0) / ctx.size;
+      s.done_us = sum_over_ranks(median(done)) / ctx.size;
+      // Eq. 4.1, T_diff = 1.1 T_lat - T_et >= 0, on every rank.
+      s.within = max_over_ranks(et_med <= 1.1 * t_lat ? 0.0 : 1.0) == 0.0;
+      r.steps.push_back(s);
+    }
+    // Seed 002: the overlap at the largest T_syn for which T_diff >= 0 on every rank; when
+    // none qualifies, the smallest step (its ratio then says how little overlapped).
+    r.chosen = r.steps.front();
+    for (const auto& s : r.steps)
+      if (s.within && (!r.chosen.within || s.fraction > r.chosen.fraction)) r.chosen = s;
+    rows.push_back(std::move(r));
+  }
+  const double cpu = (cpu_seconds() - cpu0) / ((now_us() - wall0) * 1e-6);
+  const double cpu_mean = sum_over_ranks(cpu) / ctx.size;
+  const double rss = max_over_ranks(rss_kib());
+  for (auto& r : rows) {
+    r.cpu_per_wall = cpu_mean;
+    r.rss_kib = rss;
+  }
+  if (rt) rt->shutdown();
+  return rows;
+}
+
+}  // namespace overlap

@@ -1,0 +1,35 @@
+// The measurement: pairs of ranks exchange messages while computing, in each mode.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "options.hpp"
+#include "results.hpp"
+
+namespace overlap {
+
+// One unit of synthetic work: a Jacobi sweep over a small grid (seed 000's stencil).
+void compute(std::uint64_t units);
+
+// Nanoseconds per work unit on this core, measured with nothing else running in the process.
+double calibrate_unit_ns();
+
+struct context {
+  const options& opt;
+  int rank = 0, size = 0;
+  double unit_ns = 0;
+  std::string mpi;  // flavour name for the rows
+  unsigned nodes = 1;
+  // Called on rank 0 with a line of progress text.
+  std::function<void(const std::string&)> progress;
+};
+
+// Measures one mode at one message size, every pattern, every step. Collective over
+// MPI_COMM_WORLD; every rank returns the same rows.
+std::vector<row> measure(const context& ctx, mode m, std::size_t bytes);
+
+}  // namespace overlap

@@ -1,0 +1,56 @@
+// hytask-overlap's command line: what to measure and where to write it.
+#pragma once
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace overlap {
+
+// How a rank communicates and where the compute runs.
+enum class mode {
+  mpi,             // plain MPI on main, the library as it is
+  mpi_progress,    // plain MPI with the library's own progress thread (MPICH_ASYNC_PROGRESS=1)
+  hytask_workers,  // compute in tasks, communication through hytask::mpi, HYTASK_PROGRESS=workers
+  hytask_thread,   //   ... HYTASK_PROGRESS=thread
+  hytask_none,     //   ... HYTASK_PROGRESS=none
+};
+const char* name(mode m);
+bool is_hytask(mode m);
+
+// When the communication completes relative to the compute (seed 000, Alg. 4.3-4.5).
+struct pattern {
+  enum kind { sync, async, async_x } kind = async;
+  unsigned tests = 0;  // X of ASYNC(X): progress opportunities spread through the compute
+  std::string label() const;  // SYNC, ASYNC, ASYNC(4)
+};
+
+struct options {
+  std::vector<mode> modes;
+  std::vector<std::size_t> sizes;      // bytes per message
+  std::vector<pattern> patterns;
+  std::vector<double> steps;           // T_syn as fractions of T_lat (seed 002, Eq. 4.2)
+  unsigned partners = 1;
+  unsigned messages = 1;               // per partner
+  std::size_t block = 0, stride = 0;   // MPI_Type_vector layout in doubles; 0 = contiguous
+  unsigned iters = 10;
+  double min_time = 0.05;              // seconds per measurement, at least
+  unsigned tasks = 32;                 // compute tasks per ASYNC iteration in hytask modes
+  std::string csv, json, plot;
+  std::vector<std::string> merge;      // --merge: JSON files of earlier runs
+  bool quiet = false;
+  bool help = false;
+
+  std::string layout() const;  // "contiguous" or "vector:BLOCK:STRIDE"
+};
+
+// A problem with the command line: main prints it with the usage text and exits with 2.
+struct usage_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+options parse(int argc, char** argv);
+const char* usage_text();
+
+}  // namespace overlap

@@ -1,0 +1,261 @@
+#include "report.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+namespace overlap {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+std::string human(std::size_t bytes) {
+  char buf[32];
+  if (bytes >= (1u << 20) && bytes % (1u << 20) == 0)
+    std::snprintf(buf, sizeof buf, "%zu MiB", bytes >> 20);
+  else if (bytes >= 1024 && bytes % 1024 == 0)
+    std::snprintf(buf, sizeof buf, "%zu KiB", bytes >> 10);
+  else
+    std::snprintf(buf, sizeof buf, "%zu B", bytes);
+  return buf;
+}
+
+json step_json(const step_result& s) {
+  return {{"fraction", s.fraction},       {"t_syn_us", s.t_syn_us}, {"t_et_us", s.t_et_us},
+          {"overlap_pct", s.overlap_pct}, {"speed_pct", s.speed_pct}, {"done_us", s.done_us},
+          {"within", s.within}};
+}
+
+step_result step_from(const json& j) {
+  step_result s;
+  s.fraction = j.at("fraction").get<double>();
+  s.t_syn_us = j.at("t_syn_us").get<double>();
+  s.t_et_us = j.at("t_et_us").get<double>();
+  s.overlap_pct = j.at("overlap_pct").get<double>();
+  s.speed_pct = j.at("speed_pct").get<double>();
+  s.done_us = j.at("done_us").get<double>();
+  s.within = j.at("within").get<bool>();
+  return s;
+}
+
+// Rows that describe the same experiment except for the mode.
+bool same_shape(const row& a, const row& b) {
+  return a.mpi == b.mpi && a.bytes == b.bytes && a.partners == b.partners &&
+         a.messages == b.messages && a.layout == b.layout && a.ranks == b.ranks;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+}  // namespace
+
+void report::add(const run_info& info, const std::vector<row>& measured) {
+  runs.push_back(info);
+  for (const auto& r : measured) {
+    rows.push_back(r);
+    run_of.push_back(runs.size() - 1);
+  }
+}
+
+void report::add_json(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(path + ": cannot open it");
+  json doc;
+  try {
+    doc = json::parse(in);
+    if (doc.value("tool", "") != "hytask-overlap")
+      throw std::runtime_error("not written by hytask-overlap --json");
+    const std::size_t base = runs.size();
+    for (const auto& j : doc.at("runs")) {
+      run_info info;
+      info.mpi = j.at("mpi").get<std::string>();
+      info.library = j.at("library").get<std::string>();
+      info.hytask_version = j.at("hytask_version").get<std::string>();
+      info.ranks = j.at("ranks").get<unsigned>();
+      info.nodes = j.at("nodes").get<unsigned>();
+      info.unit_ns = j.at("unit_ns").get<double>();
+      info.command = j.at("command").get<std::string>();
+      runs.push_back(info);
+    }
+    for (const auto& j : doc.at("results")) {
+      row r;
+      const auto run = j.at("run").get<std::size_t>();
+      if (base + run >= runs.size()) throw std::runtime_error("a result names a missing run");
+      r.mpi = j.at("mpi").get<std::string>();
+      r.mode = j.at("mode").get<std::string>();
+      r.pattern = j.at("pattern").get<std::string>();
+      r.layout = j.at("layout").get<std::string>();
+      r.bytes = j.at("bytes").get<std::size_t>();
+      r.partners = j.at("partners").get<unsigned>();
+      r.messages = j.at("messages").get<unsigned>();
+      r.ranks = j.at("ranks").get<unsigned>();
+      r.nodes = j.at("nodes").get<unsigned>();
+      r.threads = j.at("threads").get<unsigned>();
+      r.iterations = j.at("iterations").get<unsigned>();
+      r.t_lat_us = j.at("t_lat_us").get<double>();
+      r.cpu_per_wall = j.at("cpu_per_wall").get<double>();
+      r.rss_kib = j.at("rss_kib").get<double>();
+      r.chosen = step_from(j.at("chosen"));
+      for (const auto& s : j.at("steps")) r.steps.push_back(step_from(s));
+      rows.push_back(std::move(r));
+      run_of.push_back(base + run);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(path + ": not a valid hytask-overlap JSON file (" + e.what() + ")");
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(path + ": " + e.what());
+  }
+}
+
+void report::fill_overheads() {
+  for (auto& r : rows) {
+    r.overhead_us.reset();
+    for (const auto& base : rows)
+      if (base.mode == "mpi" && same_shape(base, r)) {
+        r.overhead_us = r.t_lat_us - base.t_lat_us;
+        break;
+      }
+  }
+}
+
+void report::print_table(std::FILE* out) const {
+  for (const auto& run : runs)
+    std::fprintf(out, "# %s, %u ranks on %u node%s, work unit %.0f ns\n", run.library.c_str(),
+                 run.ranks, run.nodes, run.nodes == 1 ? "" : "s", run.unit_ns);
+  std::fprintf(out,
+               "%-9s %-7s %-15s %-9s %8s %9s %9s %8s %9s %9s %6s %8s\n", "size", "mpi", "mode",
+               "pattern", "overlap", "T_lat", "+latency", "compute", "T_syn", "done", "CPU",
+               "RSS");
+  std::fprintf(out, "%-9s %-7s %-15s %-9s %8s %9s %9s %8s %9s %9s %6s %8s\n", "", "", "", "",
+               "%", "us", "us", "speed %", "/T_lat", "us", "cores", "MiB");
+  std::size_t last = 0;
+  bool first = true;
+  for (const auto& r : rows) {
+    if (!first && r.bytes != last) std::fprintf(out, "\n");
+    first = false;
+    last = r.bytes;
+    char over[32] = "-";
+    if (r.overhead_us) std::snprintf(over, sizeof over, "%+.1f", *r.overhead_us);
+    std::fprintf(out, "%-9s %-7s %-15s %-9s %7.1f%s %9.1f %9s %8.1f %9.2f %9.0f %6.2f %8.1f\n",
+                 human(r.bytes).c_str(), r.mpi.c_str(), r.mode.c_str(), r.pattern.c_str(),
+                 r.chosen.overlap_pct, r.chosen.within ? " " : "*", r.t_lat_us, over,
+                 r.chosen.speed_pct, r.chosen.fraction, r.chosen.done_us, r.cpu_per_wall,
+                 r.rss_kib / 1024);
+  }
+  bool any_outside = false;
+  for (const auto& r : rows) any_outside = any_outside || !r.chosen.within;
+  std::fprintf(out,
+               "\noverlap: seed 002 Eq. 4.2, (T_syn - (T_et - T_lat)) / T_lat at the largest "
+               "compute T_syn for which\nT_et <= 1.1 T_lat on every rank. compute speed: the "
+               "compute's cost before MPI started / its time here.\ndone: when the program saw "
+               "the exchange complete. CPU: CPU time per wall time, per rank.\n");
+  if (any_outside)
+    std::fprintf(out, "*: no step kept T_et within 1.1 T_lat; the smallest step is shown.\n");
+}
+
+void report::write_csv(const std::string& path) const {
+  std::ofstream out(path);
+  if (!out) throw std::runtime_error(path + ": cannot write it");
+  out << "mpi,mode,pattern,bytes,partners,messages,layout,ranks,nodes,threads,iterations,"
+         "t_lat_us,latency_overhead_us,t_syn_fraction,t_syn_us,t_et_us,overlap_pct,within_limit,"
+         "compute_speed_pct,done_us,cpu_per_wall,rss_kib\n";
+  out.precision(6);
+  for (const auto& r : rows) {
+    out << csv_field(r.mpi) << ',' << csv_field(r.mode) << ',' << csv_field(r.pattern) << ','
+        << r.bytes << ',' << r.partners << ',' << r.messages << ',' << csv_field(r.layout) << ','
+        << r.ranks << ',' << r.nodes << ',' << r.threads << ',' << r.iterations << ','
+        << r.t_lat_us << ',';
+    if (r.overhead_us) out << *r.overhead_us;
+    out << ',' << r.chosen.fraction << ',' << r.chosen.t_syn_us << ',' << r.chosen.t_et_us << ','
+        << r.chosen.overlap_pct << ',' << (r.chosen.within ? 1 : 0) << ',' << r.chosen.speed_pct
+        << ',' << r.chosen.done_us << ',' << r.cpu_per_wall << ',' << r.rss_kib << '\n';
+  }
+  if (!out) throw std::runtime_error(path + ": write failed");
+}
+
+void report::write_json(const std::string& path) const {
+  json doc;
+  doc["tool"] = "hytask-overlap";
+  doc["format"] = 1;
+  doc["runs"] = json::array();
+  for (const auto& run : runs)
+    doc["runs"].push_back({{"mpi", run.mpi},
+                           {"library", run.library},
+                           {"hytask_version", run.hytask_version},
+                           {"ranks", run.ranks},
+                           {"nodes", run.nodes},
+                           {"unit_ns", run.unit_ns},
+                           {"command", run.command}});
+  doc["results"] = json::array();
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const row& r = rows[i];
+    json j = {{"run", run_of[i]},       {"mpi", r.mpi},
+              {"mode", r.mode},         {"pattern", r.pattern},
+              {"layout", r.layout},     {"bytes", r.bytes},
+              {"partners", r.partners}, {"messages", r.messages},
+              {"ranks", r.ranks},       {"nodes", r.nodes},
+              {"threads", r.threads},   {"iterations", r.iterations},
+              {"t_lat_us", r.t_lat_us}, {"cpu_per_wall", r.cpu_per_wall},
+              {"rss_kib", r.rss_kib}};
+    j["latency_overhead_us"] = r.overhead_us ? json(*r.overhead_us) : json(nullptr);
+    j["chosen"] = step_json(r.chosen);
+    j["steps"] = json::array();
+    for (const auto& s : r.steps) j["steps"].push_back(step_json(s));
+    doc["results"].push_back(std::move(j));
+  }
+  std::ofstream out(path);
+  if (!out) throw std::runtime_error(path + ": cannot write it");
+  out << doc.dump(2) << '\n';
+  if (!out) throw std::runtime_error(path + ": write failed");
+}
+
+void report::write_plot(const std::string& path) const {
+  // One series per (MPI, mode, pattern), in the order they first appear.
+  std::vector<std::string> keys;
+  std::map<std::string, std::vector<const row*>> series;
+  std::map<std::string, int> patterns;
+  for (const auto& r : rows) patterns[r.pattern] = 1;
+  for (const auto& r : rows) {
+    std::string key = r.mpi + " " + r.mode + (patterns.size() > 1 ? " " + r.pattern : "");
+    if (!series.count(key)) keys.push_back(key);
+    series[key].push_back(&r);
+  }
+  std::ostringstream script;
+  script << "set terminal pngcairo size 960,600 font 'sans,11'\n"
+         << "set output '" << path << "'\n"
+         << "set title 'Communication/computation overlap (seed 002, Eq. 4.2)'\n"
+         << "set xlabel 'message size'\nset ylabel 'overlap %'\n"
+         << "set logscale x 2\nset yrange [-5:110]\nset grid\nset key outside right\n"
+         << "set format x '%.0b%BB'\n";
+  script << "plot ";
+  for (std::size_t i = 0; i < keys.size(); ++i)
+    script << (i ? ", " : "") << "'-' using 1:2 with linespoints lw 2 title '" << keys[i] << "'";
+  script << "\n";
+  for (const auto& key : keys) {
+    for (const row* r : series[key]) script << r->bytes << ' ' << r->chosen.overlap_pct << '\n';
+    script << "e\n";
+  }
+  std::string tmp = path + ".gnuplot";
+  {
+    std::ofstream out(tmp);
+    out << script.str();
+    if (!out) throw std::runtime_error(tmp + ": cannot write it");
+  }
+  std::string command = "gnuplot '" + tmp + "' 2>&1";
+  int rc = std::system(command.c_str());
+  std::remove(tmp.c_str());
+  if (rc != 0)
+    throw std::runtime_error("--plot " + path +
+                             ": gnuplot failed or is missing (apt-get install gnuplot-nox)");
+}
+
+}  // namespace overlap
