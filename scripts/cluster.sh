@@ -39,6 +39,7 @@ options of run:
   --cpus split|shared   split:  each node gets its own share of the cores (default), like
                                 real nodes; its ranks inherit that CPU set
                         shared: every node may use every core
+  --mtu BYTES           MTU of the links (default 1500; 9000 for jumbo frames)
   --local               do not make nodes: run on plain localhost (shared memory)
   --stats               print the bytes each node sent and received over its link
   -h, --help            this text
@@ -52,7 +53,7 @@ EOF
 }
 
 # ---- argument parsing ---------------------------------------------------------------------
-mpi=openmpi np="" nodes=2 rate=2gbit cpus=split local=0 stats=0 mtu=${HYTASK_CLUSTER_MTU:-1500}
+mpi=openmpi np="" nodes=2 rate=2gbit cpus=split local=0 stats=0 mtu=1500
 
 parse_run_args() {
   while (($#)); do
@@ -65,6 +66,8 @@ parse_run_args() {
       --nodes=*) nodes=${1#*=}; shift ;;
       --rate) [[ $# -ge 2 ]] || die "--rate needs a value such as 2gbit or none"; rate=$2; shift 2 ;;
       --rate=*) rate=${1#*=}; shift ;;
+      --mtu) [[ $# -ge 2 ]] || die "--mtu needs a number of bytes"; mtu=$2; shift 2 ;;
+      --mtu=*) mtu=${1#*=}; shift ;;
       --cpus) [[ $# -ge 2 ]] || die "--cpus needs split or shared"; cpus=$2; shift 2 ;;
       --cpus=*) cpus=${1#*=}; shift ;;
       --local) local=1; shift ;;
@@ -81,6 +84,7 @@ parse_run_args() {
   [[ -z $np ]] && np=$nodes
   [[ $np =~ ^[1-9][0-9]*$ ]] || die "-n '$np': use a positive number of ranks"
   case $cpus in split|shared) ;; *) die "--cpus '$cpus': use split or shared" ;; esac
+  [[ $mtu =~ ^[0-9]+$ ]] && ((mtu >= 1280 && mtu <= 65535)) || die "--mtu '$mtu': use 1280 to 65535"
   if [[ $rate != none ]]; then
     [[ $rate =~ ^[0-9]+(\.[0-9]+)?([kmg]?(bit|bps))$ ]] \
       || die "--rate '$rate': use a tc rate such as 2gbit, 500mbit, 100mbps, or none"

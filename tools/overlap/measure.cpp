@@ -329,11 +329,19 @@ std::vector<row> measure(const context& ctx, mode m, std::size_t bytes) {
       s.within = max_over_ranks(et_med <= 1.1 * t_lat ? 0.0 : 1.0) == 0.0;
       r.steps.push_back(s);
     }
-    // Seed 002: the overlap at the largest T_syn for which T_diff >= 0 on every rank; when
-    // none qualifies, the smallest step (its ratio then says how little overlapped).
+    // Seed 002: the overlap at the largest T_syn for which T_diff >= 0 on every rank. When
+    // none qualifies (the exchange took over 1.1 T_lat beside any compute), the step nearest
+    // T_syn = T_lat: there Eq. 4.2 is the classic (T_comm + T_comp - T_both) / T_comm, ~0
+    // when nothing overlapped.
     r.chosen = r.steps.front();
     for (const auto& s : r.steps)
-      if (s.within && (!r.chosen.within || s.fraction > r.chosen.fraction)) r.chosen = s;
+      if (std::abs(s.fraction - 1.0) < std::abs(r.chosen.fraction - 1.0)) r.chosen = s;
+    bool any_within = false;
+    for (const auto& s : r.steps)
+      if (s.within && (!any_within || s.fraction > r.chosen.fraction)) {
+        r.chosen = s;
+        any_within = true;
+      }
     rows.push_back(std::move(r));
   }
   const double cpu = (cpu_seconds() - cpu0) / ((now_us() - wall0) * 1e-6);

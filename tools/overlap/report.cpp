@@ -159,7 +159,8 @@ void report::print_table(std::FILE* out) const {
                "compute's cost before MPI started / its time here.\ndone: when the program saw "
                "the exchange complete. CPU: CPU time per wall time, per rank.\n");
   if (any_outside)
-    std::fprintf(out, "*: no step kept T_et within 1.1 T_lat; the smallest step is shown.\n");
+    std::fprintf(out, "*: no step kept T_et within 1.1 T_lat; the step nearest T_syn = T_lat is "
+                      "shown.\n");
 }
 
 void report::write_csv(const std::string& path) const {
