@@ -8,10 +8,10 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${HYTASK_BUILD_DIR:-$root/build}
-out=${1:-$build/overlap-bench}
-[[ ${1:-} == --update-docs ]] && out=$build/overlap-bench
-update=0
-for a in "$@"; do [[ $a == --update-docs ]] && update=1; done
+out=$build/overlap-bench update=0
+for a in "$@"; do
+  if [[ $a == --update-docs ]]; then update=1; else out=$a; fi
+done
 mkdir -p "$out"
 cluster="$root/scripts/cluster.sh"
 args=(--sizes 64K:16M --iters 10)
