@@ -85,8 +85,11 @@ void runtime::shutdown() {
     error = std::current_exception();
   }
   if (impl_->comm) impl_->comm->drain();  // MPI_Finalize needs every operation complete
-  impl_->sched.reset();
+  // The workers are joined; the comm layer's own threads (progress, MPI thread) may still be
+  // inside the scheduler — e.g. finishing the wake-up of a task whose resumption let main
+  // get here — so they stop before the scheduler goes.
   impl_->comm.reset();
+  impl_->sched.reset();
   if (impl_->tracing) trace::stop();
   if (error) std::rethrow_exception(error);
 }
