@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 #include <stdexcept>
 #include <type_traits>
 
@@ -87,5 +88,19 @@ region_access inout(T& x) {
   static_assert(!std::is_const_v<T>, "hytask::inout on a const object: the task writes it");
   return region_access{static_cast<const void*>(&x), sizeof(T), access_mode::inout};
 }
+
+// A list of region accesses whose length is known only at run time (the neighbours of a
+// stencil block, the tiles of a panel):
+//
+//   std::vector<hytask::region_access> deps = {hytask::out(b, n)};
+//   for (const double* p : neighbours) deps.push_back(hytask::in(p, n));
+//   hytask::spawn(f, hytask::regions(deps));
+//
+// The list is read during spawn only; it may be reused or destroyed once spawn returns.
+struct region_list {
+  std::span<const region_access> list;
+  inline void apply(detail::spawn_context& ctx) const;  // defined in spawn.hpp
+};
+inline region_list regions(std::span<const region_access> list) { return region_list{list}; }
 
 }  // namespace hytask

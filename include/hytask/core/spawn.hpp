@@ -69,6 +69,9 @@ void release_external(task* t, std::exception_ptr error = nullptr, bool high = f
 }  // namespace detail
 
 inline void region_access::apply(detail::spawn_context& ctx) const { ctx.region(addr, bytes, mode); }
+inline void region_list::apply(detail::spawn_context& ctx) const {
+  for (const region_access& a : list) a.apply(ctx);
+}
 
 namespace detail {
 // Stores the body in t, registers its accesses and submits it.
