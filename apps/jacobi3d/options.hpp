@@ -1,0 +1,55 @@
+// jacobi3d's command line: which variants to run on which problem.
+#pragma once
+
+#include <array>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace jacobi {
+
+// The implementations of one Jacobi iteration (docs/jacobi3d.md; seed 000 ch. 5).
+enum class variant {
+  mpi_blocking,        // MPI only: exchange, then compute
+  mpi_nonblocking,     // MPI only: post, compute inner (X tests), wait, compute boundary
+  hybrid_blocking,     // fork-join threads; the master exchanges between parallel phases
+  hybrid_nonblocking,  // fork-join threads; the master posts, tests X times, waits
+  hybrid_reserve,      // thread 0 communicates while the other threads compute the inner domain
+  commtask,            // hytask: requests + inner blocks as tasks, boundary released by requests
+  dataflow,            // hytask: block tasks with dependencies across iterations, no barrier
+  sequential,          // the reference: rank 0 computes the whole domain, plainly
+};
+const char* name(variant v);
+bool uses_hytask(variant v);
+bool takes_tests(variant v);     // the variants that also run with --tests X
+bool one_thread_only(variant v);  // MPI-only variants: one rank per core
+
+enum class decomposition { d1, d3 };
+enum class halo_mode { datatype, packed };
+
+struct options {
+  std::vector<variant> variants;
+  std::vector<unsigned> tests = {0};     // X: MPI_Testall calls per iteration (mpi/hybrid-nonblocking)
+  std::array<int, 3> size = {256, 256, 256};  // global interior points, z x y (y is unit stride)
+  std::array<int, 3> block = {8, 64, 0};      // task / cache block, z x y; 0 = the whole extent
+  int iters = 100;
+  int radius = 1;                        // 1: the 6-point stencil, 4: the 24-point stencil
+  decomposition decomp = decomposition::d1;
+  halo_mode halo = halo_mode::datatype;
+  int threads = 0;                       // 0: cores available to this process / ranks on its node
+  bool breakdown = true;                 // also time compute alone and communication alone
+  std::string csv;                       // file, or "-" for stdout
+  bool help = false;
+
+  int stencil_points() const { return 6 * radius; }
+};
+
+// A problem with the command line: main prints it and the usage, and exits with 2.
+struct usage_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+options parse(int argc, char** argv);
+const char* usage_text();
+
+}  // namespace jacobi

@@ -1,0 +1,228 @@
+// The hytask variants: seed 000's commtask, and a dataflow graph across iterations.
+#include <algorithm>
+#include <array>
+#include <memory>
+#include <vector>
+
+#include "hytask/hytask.hpp"
+#include "hytask/mpi.hpp"
+#include "variants.hpp"
+
+namespace jacobi {
+
+namespace {
+
+namespace mpi = hytask::mpi;
+
+// The domain cut into blocks: low band / chunks of the middle / high band along each axis,
+// so a block either reads no refreshed halo (an inner block) or lies within `radius` of a
+// face (a boundary block, whose `needs` says which halos it reads).
+struct block_grid {
+  explicit block_grid(const domain& g) {
+    for (int d = 0; d < 3; ++d) iv[d] = g.intervals(d, g.opts.block[d]);
+    for (const auto& z : iv[0])
+      for (const auto& x : iv[1])
+        for (const auto& y : iv[2]) {
+          box b{{z[0], x[0], y[0]}, {z[1], x[1], y[1]}};
+          boxes.push_back(b);
+          needs.push_back(g.needs(b));
+        }
+  }
+  std::size_t id(std::size_t i0, std::size_t i1, std::size_t i2) const {
+    return (i0 * iv[1].size() + i1) * iv[2].size() + i2;
+  }
+  std::array<std::vector<std::array<int, 2>>, 3> iv;
+  std::vector<box> boxes;
+  std::vector<unsigned> needs;
+};
+
+void init_fields(const domain& g, const fields& f) {
+  // First touch in the static split a loop over planes would use.
+  hytask::parallel_for(-g.radius, g.local[0] + g.radius, [&](int z0, int z1) {
+    g.init_planes(f[0], z0, z1);
+    g.init_planes(f[1], z0, z1);
+  });
+}
+
+}  // namespace
+
+// Seed 000's commtask (Alg. 4.7, 5.1): each iteration, main posts the halo receives and,
+// after packing, the sends (the init regions); the inner blocks are ordinary tasks; each
+// boundary block is released — at high priority — once the receives it reads from have
+// completed (the finalize regions, with hytask's progress engine as the advance-check). The
+// iteration ends when all its tasks and sends have completed, as in the thesis.
+pass_result run_commtask(const domain& g, const fields& f, const pass_args& a) {
+  init_fields(g, f);
+  const block_grid blocks(g);
+  const bool packed = g.opts.halo == halo_mode::packed;
+  const std::size_t nf = g.faces.size();
+  std::vector<std::vector<double>> sbuf(nf), rbuf(nf);
+  if (packed)
+    for (std::size_t i = 0; i < nf; ++i) {
+      sbuf[i].resize(static_cast<std::size_t>(g.faces[i].count));
+      rbuf[i].resize(static_cast<std::size_t>(g.faces[i].count));
+    }
+  std::vector<char> halo_token(std::max<std::size_t>(nf, 1));  // "this face's halo is in"
+  pass_result res;
+  MPI_Barrier(g.comm);
+  const double t0 = MPI_Wtime();
+  for (int k = 0; k < a.iters; ++k) {
+    double* src = f[k];
+    double* dst = f[k + 1];
+    std::vector<mpi::request> sends;
+    if (a.communicate) {
+      for (std::size_t i = 0; i < nf; ++i) {
+        const face& fc = g.faces[i];
+        mpi::request r = packed ? mpi::irecv(rbuf[i].data(), static_cast<int>(fc.count), MPI_DOUBLE, fc.peer, fc.recv_tag, g.comm)
+                                : mpi::irecv(src, 1, fc.recv_type, fc.peer, fc.recv_tag, g.comm);
+        // Unpacking (nothing, with datatypes) is the receive's finalize work.
+        hytask::spawn({.priority = 1, .name = "halo in"}, [&g, &fc, src, buf = rbuf[i].data(), packed] {
+          if (packed) g.unpack(src, fc, buf);
+        }, hytask::after(r), hytask::out(halo_token[i]));
+      }
+      for (std::size_t i = 0; i < nf; ++i) {
+        const face& fc = g.faces[i];
+        if (packed) {
+          g.pack(src, fc, sbuf[i].data());
+          sends.push_back(mpi::isend(sbuf[i].data(), static_cast<int>(fc.count), MPI_DOUBLE, fc.peer, fc.send_tag, g.comm));
+        } else {
+          sends.push_back(mpi::isend(src, 1, fc.send_type, fc.peer, fc.send_tag, g.comm));
+        }
+      }
+    }
+    std::vector<hytask::region_access> deps;
+    for (std::size_t b = 0; b < blocks.boxes.size(); ++b) {
+      const box bx = blocks.boxes[b];
+      const unsigned needs = a.communicate ? blocks.needs[b] : 0;
+      deps.clear();
+      for (std::size_t i = 0; i < nf; ++i)
+        if (needs & (1u << i)) deps.push_back(hytask::in(halo_token[i]));
+      hytask::spawn({.priority = needs ? 1 : 0, .name = needs ? "boundary" : "inner"},
+                    [&g, src, dst, bx] { g.sweep(src, dst, bx); }, hytask::regions(deps));
+    }
+    if (!sends.empty()) mpi::waitall(sends);  // main runs tasks meanwhile
+    hytask::wait_all();
+  }
+  MPI_Barrier(g.comm);
+  res.seconds = MPI_Wtime() - t0;
+  return res;
+}
+
+// Dataflow: every block of every iteration is a task that reads the blocks of the previous
+// iteration within its stencil's reach and writes its own block; halo messages are tasks
+// with the same kind of dependencies. Nothing waits for a whole iteration: a block of
+// iteration k + 1 starts as soon as its neighbours of iteration k are done, so the inner
+// blocks of later iterations run while earlier halos are on the wire (seeds 004, 001).
+// Storage is the same two fields; dependencies on per-block tokens order the reuse (a
+// block of iteration k + 1 overwrites what iteration k - 1's readers and sends read).
+pass_result run_dataflow(const domain& g, const fields& f, const pass_args& a) {
+  init_fields(g, f);
+  const block_grid blocks(g);
+  const bool packed = g.opts.halo == halo_mode::packed;
+  const std::size_t nf = g.faces.size(), nb = blocks.boxes.size();
+  const int r = g.radius;
+
+  // Tokens: one byte each, per parity of the field they stand for.
+  std::vector<char> block_token[2] = {std::vector<char>(nb), std::vector<char>(nb)};
+  std::vector<char> halo_token[2] = {std::vector<char>(nf + 1), std::vector<char>(nf + 1)};
+  std::vector<char> sbuf_token[2] = {std::vector<char>(nf + 1), std::vector<char>(nf + 1)};
+  std::vector<char> rbuf_token[2] = {std::vector<char>(nf + 1), std::vector<char>(nf + 1)};
+  std::vector<std::vector<double>> sbuf[2], rbuf[2];
+  for (int p = 0; p < 2; ++p) {
+    sbuf[p].resize(nf);
+    rbuf[p].resize(nf);
+    if (packed)
+      for (std::size_t i = 0; i < nf; ++i) {
+        sbuf[p][i].resize(static_cast<std::size_t>(g.faces[i].count));
+        rbuf[p][i].resize(static_cast<std::size_t>(g.faces[i].count));
+      }
+  }
+
+  // Per block: the blocks its stencil reads (itself and, along each axis, those within r).
+  std::vector<std::vector<std::size_t>> reads(nb);
+  for (std::size_t i0 = 0; i0 < blocks.iv[0].size(); ++i0)
+    for (std::size_t i1 = 0; i1 < blocks.iv[1].size(); ++i1)
+      for (std::size_t i2 = 0; i2 < blocks.iv[2].size(); ++i2) {
+        const std::size_t idx[3] = {i0, i1, i2};
+        const std::size_t self = blocks.id(i0, i1, i2);
+        std::vector<std::size_t>& list = reads[self];
+        list.push_back(self);
+        for (int d = 0; d < 3; ++d) {
+          const auto& own = blocks.iv[d][idx[d]];
+          for (std::size_t j = 0; j < blocks.iv[d].size(); ++j) {
+            if (j == idx[d]) continue;
+            const auto& other = blocks.iv[d][j];
+            if (other[1] <= own[0] - r || other[0] >= own[1] + r) continue;
+            std::size_t n[3] = {i0, i1, i2};
+            n[d] = j;
+            list.push_back(blocks.id(n[0], n[1], n[2]));
+          }
+        }
+      }
+  // Per face: the blocks its send reads.
+  std::vector<std::vector<std::size_t>> face_blocks(nf);
+  for (std::size_t b = 0; b < nb; ++b)
+    for (std::size_t i = 0; i < nf; ++i)
+      if (blocks.needs[b] & (1u << i)) face_blocks[i].push_back(b);
+
+  pass_result res;
+  MPI_Barrier(g.comm);
+  const double t0 = MPI_Wtime();
+  std::vector<hytask::region_access> deps;
+  for (int k = 0; k < a.iters; ++k) {
+    const int s = k % 2, d = 1 - s;
+    double* src = f[s];
+    double* dst = f[d];
+    if (a.communicate) {
+      for (std::size_t i = 0; i < nf; ++i) {
+        const face& fc = g.faces[i];
+        if (packed) {
+          hytask::spawn({.priority = 1, .name = "recv"}, [&g, &fc, buf = rbuf[s][i].data()] {
+            mpi::bind(mpi::irecv(buf, static_cast<int>(fc.count), MPI_DOUBLE, fc.peer, fc.recv_tag, g.comm));
+          }, hytask::out(rbuf_token[s][i]), mpi::recv_channel(fc.peer, fc.recv_tag, g.comm));
+          hytask::spawn({.priority = 1, .name = "unpack"}, [&g, &fc, src, buf = rbuf[s][i].data()] {
+            g.unpack(src, fc, buf);
+          }, hytask::in(rbuf_token[s][i]), hytask::out(halo_token[s][i]));
+        } else {
+          hytask::spawn({.priority = 1, .name = "recv"}, [&g, &fc, src] {
+            mpi::bind(mpi::irecv(src, 1, fc.recv_type, fc.peer, fc.recv_tag, g.comm));
+          }, hytask::out(halo_token[s][i]), mpi::recv_channel(fc.peer, fc.recv_tag, g.comm));
+        }
+        deps.clear();
+        for (std::size_t b : face_blocks[i]) deps.push_back(hytask::in(block_token[s][b]));
+        if (packed) {
+          deps.push_back(hytask::out(sbuf_token[s][i]));
+          hytask::spawn({.priority = 1, .name = "pack"}, [&g, &fc, src, buf = sbuf[s][i].data()] {
+            g.pack(src, fc, buf);
+          }, hytask::regions(deps));
+          hytask::spawn({.priority = 1, .name = "send"}, [&g, &fc, buf = sbuf[s][i].data()] {
+            mpi::bind(mpi::isend(buf, static_cast<int>(fc.count), MPI_DOUBLE, fc.peer, fc.send_tag, g.comm));
+          }, hytask::in(sbuf_token[s][i]), mpi::send_channel(fc.peer, fc.send_tag, g.comm));
+        } else {
+          // Sending straight from the field: the task completes with the send, so the
+          // next writer of these blocks waits for it.
+          hytask::spawn({.priority = 1, .name = "send"}, [&g, &fc, src] {
+            mpi::bind(mpi::isend(src, 1, fc.send_type, fc.peer, fc.send_tag, g.comm));
+          }, hytask::regions(deps), mpi::send_channel(fc.peer, fc.send_tag, g.comm));
+        }
+      }
+    }
+    for (std::size_t b = 0; b < nb; ++b) {
+      const unsigned needs = a.communicate ? blocks.needs[b] : 0;
+      deps.clear();
+      deps.push_back(hytask::out(block_token[d][b]));
+      for (std::size_t n : reads[b]) deps.push_back(hytask::in(block_token[s][n]));
+      for (std::size_t i = 0; i < nf; ++i)
+        if (needs & (1u << i)) deps.push_back(hytask::in(halo_token[s][i]));
+      const box bx = blocks.boxes[b];
+      hytask::spawn({.priority = blocks.needs[b] ? 1 : 0, .name = blocks.needs[b] ? "boundary" : "inner"},
+                    [&g, src, dst, bx] { g.sweep(src, dst, bx); }, hytask::regions(deps));
+    }
+  }
+  hytask::wait_all();
+  MPI_Barrier(g.comm);
+  res.seconds = MPI_Wtime() - t0;
+  return res;
+}
+
+}  // namespace jacobi

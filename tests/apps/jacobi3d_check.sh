@@ -1,0 +1,27 @@
+#!/bin/sh
+# Runs every jacobi3d variant (and the sequential reference) on a small domain, with derived
+# datatypes and with packed halos, and checks that every run printed the same checksum.
+#   jacobi3d_check.sh MPIEXEC [launcher flags...] -- JACOBI3D [jacobi3d options...]
+set -u
+launch=""
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do launch="$launch $1"; shift; done
+[ $# -gt 0 ] || { echo "usage: $0 MPIEXEC [flags] -- JACOBI3D [options]" >&2; exit 2; }
+shift
+prog=$1; shift
+expected=""
+for halo in datatype packed; do
+  out=$($launch "$prog" --variant all --tests 0,3 --halo $halo "$@" 2>&1)
+  rc=$?
+  echo "$out"
+  if [ $rc -ne 0 ]; then echo "FAIL: jacobi3d exited with $rc (--halo $halo)"; exit 1; fi
+  # 7 variants, the two tested ones once more for the second --tests value, the reference.
+  n=$(echo "$out" | grep -c 'checksum 0x')
+  if [ "$n" -ne 10 ]; then echo "FAIL: $n checksum lines, expected 10 (--halo $halo)"; exit 1; fi
+  sums=$(echo "$out" | sed -n 's/.*checksum \(0x[0-9a-f]*\).*/\1/p' | sort -u)
+  if [ "$(echo "$sums" | wc -l)" -ne 1 ]; then echo "FAIL: checksums differ (--halo $halo):"; echo "$sums"; exit 1; fi
+  ref=$(echo "$out" | sed -n 's/^sequential .*checksum \(0x[0-9a-f]*\).*/\1/p')
+  if [ "$ref" != "$sums" ]; then echo "FAIL: the variants' checksum $sums is not the sequential reference's '$ref'"; exit 1; fi
+  if [ -n "$expected" ] && [ "$expected" != "$ref" ]; then echo "FAIL: packed halos give $ref, datatypes $expected"; exit 1; fi
+  expected=$ref
+done
+echo "PASS: every variant and both halo modes give $expected, the sequential reference"
