@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -170,7 +171,12 @@ int run(int argc, char** argv) {
     any_hytask |= uses_hytask(v);
     any_threads |= !one_thread_only(v);
   }
-  const int needed = any_hytask ? MPI_THREAD_MULTIPLE : any_threads ? MPI_THREAD_FUNNELED : MPI_THREAD_SINGLE;
+  // MPICH starts its progress thread (MPICH_ASYNC_PROGRESS=1) only under MPI_THREAD_MULTIPLE.
+  const char* async = std::getenv("MPICH_ASYNC_PROGRESS");
+  const bool async_progress = async && std::strcmp(async, "0") != 0;
+  const int needed = any_hytask || async_progress ? MPI_THREAD_MULTIPLE
+                     : any_threads                 ? MPI_THREAD_FUNNELED
+                                                   : MPI_THREAD_SINGLE;
   int provided = 0;
   MPI_Init_thread(&argc, &argv, needed, &provided);
   struct finalize {

@@ -95,6 +95,7 @@ that must all give bit-identical results.
   --decomposition 1d|3d  z slabs, or a Cartesian grid (MPI_Dims_create), default 1d
   --halo datatype|packed halos as MPI subarray types, or packed into buffers, default datatype
   --block ZxXxY          task / cache block (0 = whole extent), default 8x64x0
+  --window W             dataflow: iterations in flight at most (run-ahead), default 3
   --threads T            threads per rank for the hybrid and hytask variants, default the
                          cores available to the rank divided by the ranks on its node
   --no-breakdown         skip timing compute alone and communication alone
@@ -170,6 +171,8 @@ options parse(int argc, char** argv) {
       if (v == "datatype") o.halo = halo_mode::datatype;
       else if (v == "packed") o.halo = halo_mode::packed;
       else throw usage_error("--halo: '" + v + "' is not datatype or packed");
+    } else if (key == "--window") {
+      o.window = static_cast<int>(parse_int("--window", next(), 1, 1 << 20));
     } else if (key == "--threads") {
       o.threads = static_cast<int>(parse_int("--threads", next(), 1, 4096));
     } else if (key == "--no-breakdown") {

@@ -36,6 +36,7 @@ struct options {
   int radius = 1;                        // 1: the 6-point stencil, 4: the 24-point stencil
   decomposition decomp = decomposition::d1;
   halo_mode halo = halo_mode::datatype;
+  int window = 3;                        // dataflow: iterations in flight at most
   int threads = 0;                       // 0: cores available to this process / ranks on its node
   bool breakdown = true;                 // also time compute alone and communication alone
   std::string csv;                       // file, or "-" for stdout
