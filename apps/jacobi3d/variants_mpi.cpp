@@ -123,63 +123,94 @@ void sweep_share(const domain& g, const double* in, double* out, const std::vect
   for (const box& b : boxes) g.sweep(in, out, split(b, parts, p));
 }
 
-// MPI only and fork-join hybrids share one body: an OpenMP team of a.threads threads (one
-// for the MPI-only variants) whose master communicates.
-pass_result run_fork_join(const domain& g, const fields& f, const pass_args& a, bool nonblocking) {
+// What every fork-join pass shares: first touch, an OpenMP team of a.threads threads (one
+// for the MPI-only variants), the timed iterations between barriers. `step` is one
+// iteration on thread t of n, src to dst.
+struct team_step {
+  const domain& g;
+  const pass_args& a;
+  plain_exchange& ex;
+  const box& inner;
+  const std::vector<box>& boundary;
+  pass_result& res;
+};
+
+template <class Step>
+pass_result run_team(const domain& g, const fields& f, const pass_args& a, Step step) {
   init_fields(g, f, a.threads);
   plain_exchange ex(g);
   const box inner = g.inner();
   const std::vector<box> boundary = g.boundary();
-  const box whole = g.whole();
   pass_result res;
+  const team_step ctx{g, a, ex, inner, boundary, res};
   MPI_Barrier(g.comm);
   const double t0 = now();
 #pragma omp parallel num_threads(a.threads)
   {
     const int t = omp_get_thread_num(), n = omp_get_num_threads();
     try {
-      for (int k = 0; k < a.iters; ++k) {
-        double* src = f[k];
-        double* dst = f[k + 1];
-        if (!nonblocking) {
-#pragma omp master
-          if (a.communicate) ex.blocking(src);
-#pragma omp barrier
-          const double c0 = now();
-          sweep_share(g, src, dst, inner, n, t);
-          const double c1 = now();
-          sweep_share(g, src, dst, boundary, n, t);
-#pragma omp barrier
-          if (t == 0) {
-            res.inner_seconds += c1 - c0;
-            res.boundary_seconds += now() - c1;
-          }
-        } else {
-          if (t == 0 && a.communicate) ex.post(src);
-          // The master interleaves its X tests with its share of the inner domain.
-          const box mine = split(inner, n, t);
-          if (t == 0 && a.communicate) {
-            for (unsigned x = 0; x <= a.tests; ++x) {
-              sweep_share(g, src, dst, mine, static_cast<int>(a.tests) + 1, static_cast<int>(x));
-              if (x < a.tests) ex.test();
-            }
-            ex.wait(src);
-          } else {
-            g.sweep(src, dst, mine);
-          }
-#pragma omp barrier
-          sweep_share(g, src, dst, boundary, n, t);
-#pragma omp barrier
-        }
-      }
+      for (int k = 0; k < a.iters; ++k) step(ctx, t, n, f[k], f[k + 1]);
     } catch (const std::exception& e) {
       abort_with(e, g.comm);
     }
   }
   MPI_Barrier(g.comm);
   res.seconds = now() - t0;
-  (void)whole;
   return res;
+}
+
+// Masteronly: the master exchanges, then everybody computes. The inner and boundary phases
+// are timed apart for seed 003's model.
+void blocking_step(const team_step& c, int t, int n, double* src, double* dst) {
+#pragma omp master
+  if (c.a.communicate) c.ex.blocking(src);
+#pragma omp barrier
+  const double c0 = now();
+  sweep_share(c.g, src, dst, c.inner, n, t);
+  const double c1 = now();
+  sweep_share(c.g, src, dst, c.boundary, n, t);
+#pragma omp barrier
+  if (t == 0) {
+    c.res.inner_seconds += c1 - c0;
+    c.res.boundary_seconds += now() - c1;
+  }
+}
+
+// The master posts, interleaves its X tests with its share of the inner domain, and waits;
+// then everybody computes the boundary.
+void nonblocking_step(const team_step& c, int t, int n, double* src, double* dst) {
+  const box mine = split(c.inner, n, t);
+  if (t == 0 && c.a.communicate) {
+    c.ex.post(src);
+    for (unsigned x = 0; x <= c.a.tests; ++x) {
+      sweep_share(c.g, src, dst, mine, static_cast<int>(c.a.tests) + 1, static_cast<int>(x));
+      if (x < c.a.tests) c.ex.test();
+    }
+    c.ex.wait(src);
+  } else {
+    c.g.sweep(src, dst, mine);
+  }
+#pragma omp barrier
+  sweep_share(c.g, src, dst, c.boundary, n, t);
+#pragma omp barrier
+}
+
+// Seed 003's overlap-funnel-reserve: thread 0 is reserved for the exchange (posts, then
+// waits inside MPI, which progresses it) while threads 1..T-1 compute the inner domain;
+// then everybody computes the boundary. With one thread there is nobody to overlap with.
+void reserve_step(const team_step& c, int t, int n, double* src, double* dst) {
+  if (t == 0) {
+    if (c.a.communicate) {
+      c.ex.post(src);
+      c.ex.wait(src);
+    }
+    if (n == 1) c.g.sweep(src, dst, c.inner);
+  } else {
+    sweep_share(c.g, src, dst, c.inner, n - 1, t - 1);
+  }
+#pragma omp barrier
+  sweep_share(c.g, src, dst, c.boundary, n, t);
+#pragma omp barrier
 }
 
 }  // namespace
@@ -187,61 +218,25 @@ pass_result run_fork_join(const domain& g, const fields& f, const pass_args& a, 
 pass_result run_mpi_blocking(const domain& g, const fields& f, const pass_args& a) {
   pass_args one = a;
   one.threads = 1;
-  return run_fork_join(g, f, one, false);
+  return run_team(g, f, one, blocking_step);
 }
 
 pass_result run_mpi_nonblocking(const domain& g, const fields& f, const pass_args& a) {
   pass_args one = a;
   one.threads = 1;
-  return run_fork_join(g, f, one, true);
+  return run_team(g, f, one, nonblocking_step);
 }
 
 pass_result run_hybrid_blocking(const domain& g, const fields& f, const pass_args& a) {
-  return run_fork_join(g, f, a, false);
+  return run_team(g, f, a, blocking_step);
 }
 
 pass_result run_hybrid_nonblocking(const domain& g, const fields& f, const pass_args& a) {
-  return run_fork_join(g, f, a, true);
+  return run_team(g, f, a, nonblocking_step);
 }
 
-// Seed 003's overlap-funnel-reserve: thread 0 is reserved for the exchange (posts, then
-// waits inside MPI, which progresses it) while threads 1..T-1 compute the inner domain;
-// then everybody computes the boundary. With one thread there is nobody to overlap with.
 pass_result run_hybrid_reserve(const domain& g, const fields& f, const pass_args& a) {
-  init_fields(g, f, a.threads);
-  plain_exchange ex(g);
-  const box inner = g.inner();
-  const std::vector<box> boundary = g.boundary();
-  pass_result res;
-  MPI_Barrier(g.comm);
-  const double t0 = now();
-#pragma omp parallel num_threads(a.threads)
-  {
-    const int t = omp_get_thread_num(), n = omp_get_num_threads();
-    try {
-      for (int k = 0; k < a.iters; ++k) {
-        double* src = f[k];
-        double* dst = f[k + 1];
-        if (t == 0) {
-          if (a.communicate) {
-            ex.post(src);
-            ex.wait(src);
-          }
-          if (n == 1) g.sweep(src, dst, inner);
-        } else {
-          sweep_share(g, src, dst, inner, n - 1, t - 1);
-        }
-#pragma omp barrier
-        sweep_share(g, src, dst, boundary, n, t);
-#pragma omp barrier
-      }
-    } catch (const std::exception& e) {
-      abort_with(e, g.comm);
-    }
-  }
-  MPI_Barrier(g.comm);
-  res.seconds = now() - t0;
-  return res;
+  return run_team(g, f, a, reserve_step);
 }
 
 double time_exchange(const domain& g, const fields& f, const pass_args& a) {
