@@ -179,14 +179,15 @@ pass_result run_dataflow(const domain& g, const fields& f, const pass_args& a) {
   // older iterations, in the cone under the boundary) starved: a trace showed 70 ms without
   // a message. The window keeps older work in reach, and tasks in flight bounded.
   const int window = std::max(1, g.opts.window);
-  std::vector<std::unique_ptr<hytask::event>> done(static_cast<std::size_t>(a.iters));
+  std::vector<std::unique_ptr<hytask::event>> done(static_cast<std::size_t>(window));  // a ring
   pass_result res;
   MPI_Barrier(g.comm);
   const double t0 = MPI_Wtime();
   std::vector<hytask::region_access> deps;
   for (int k = 0; k < a.iters; ++k) {
     const int s = k % 2, d = 1 - s;
-    if (k >= window) done[static_cast<std::size_t>(k - window)]->wait();  // main runs tasks meanwhile
+    auto& ev = done[static_cast<std::size_t>(k % window)];
+    if (ev) ev->wait();  // iteration k - window; main runs tasks meanwhile
     double* src = f[s];
     double* dst = f[d];
     if (a.communicate) {
@@ -235,7 +236,6 @@ pass_result run_dataflow(const domain& g, const fields& f, const pass_args& a) {
                     [&g, src, dst, bx] { g.sweep(src, dst, bx); }, hytask::regions(deps));
     }
     // A marker that completes with the last block of iteration k.
-    auto& ev = done[static_cast<std::size_t>(k)];
     ev = std::make_unique<hytask::event>();
     deps.clear();
     for (std::size_t b = 0; b < nb; ++b) deps.push_back(hytask::in(block_token[d][b]));
