@@ -1,0 +1,245 @@
+// hpl: seed 004's HPL experiment — LU with partial pivoting, block-cyclic over P x Q, in three
+// arrangements — with HPL's output and residual check (docs/hpl.md).
+//
+//   mpiexec -n 2 build/apps/hpl/hpl -N 4000 --nb 128 -P 1 -Q 2 --variant all
+#include <cblas.h>
+#include <mpi.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hpl.hpp"
+#include "hytask/hytask.hpp"
+
+extern "C" void openblas_set_num_threads(int);
+
+namespace {
+
+using namespace hpl;
+
+struct result {
+  variant v;
+  double seconds = 0, gflops = 0;
+  residual res;
+  long singular_column = -1;  // 0-based, or -1
+};
+
+// Cores this rank may run on, shared with the other ranks of its node.
+int default_threads(MPI_Comm world) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  int cores = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+  MPI_Comm node;
+  MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int local = 1;
+  MPI_Comm_size(node, &local);
+  MPI_Comm_free(&node);
+  return std::max(1, cores / local);
+}
+
+double flops(long n) { return 2.0 / 3.0 * double(n) * n * n + 1.5 * double(n) * n; }
+
+// The machine's DGEMM rate: every rank runs `threads` single-threaded DGEMMs at once.
+double measure_peak(MPI_Comm world, int threads) {
+  const int n = 1536;
+  std::vector<std::vector<double>> a(threads), b(threads), c(threads);
+  for (int t = 0; t < threads; ++t) {
+    a[t].assign(std::size_t(n) * n, 0.25);
+    b[t].assign(std::size_t(n) * n, 0.5);
+    c[t].assign(std::size_t(n) * n, 0.0);
+  }
+  double best = 0;
+  for (int rep = 0; rep < 3; ++rep) {
+    MPI_Barrier(world);
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<std::thread> pool;
+    auto one = [&](int t) {
+      cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a[t].data(), n, b[t].data(), n, 0.0,
+                  c[t].data(), n);
+    };
+    for (int t = 1; t < threads; ++t) pool.emplace_back(one, t);
+    one(0);
+    for (auto& th : pool) th.join();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    best = std::max(best, threads * 2.0 * double(n) * n * n / s / 1e9);
+  }
+  double sum = 0;
+  MPI_Allreduce(&best, &sum, 1, MPI_DOUBLE, MPI_SUM, world);
+  return sum;
+}
+
+const char* line = "================================================================================\n";
+const char* dash = "--------------------------------------------------------------------------------\n";
+
+void print_result(const options& o, const grid& g, const result& r) {
+  std::printf("%-10s %9ld %5d %5d %5d %18.2f %22.4e\n", name(r.v), o.n, o.nb, g.p, g.q, r.seconds, r.gflops);
+  std::printf("%s", dash);
+  if (r.singular_column >= 0)
+    std::printf("the matrix is singular: column %ld has no nonzero pivot; no solution ...... SINGULAR\n",
+                r.singular_column);
+  else
+    std::printf("||Ax-b||_oo/(eps*(||A||_oo*||x||_oo+||b||_oo)*N)= %16.7f ...... %s\n", r.res.scaled,
+                r.res.passed ? "PASSED" : "FAILED");
+  std::printf("%s", line);
+  std::fflush(stdout);
+}
+
+void write_csv(const std::string& path, const options& o, const grid& g, int threads, double peak,
+               const std::vector<result>& rows) {
+  FILE* out = path == "-" ? stdout : std::fopen(path.c_str(), "w");
+  if (!out) {
+    std::fprintf(stderr, "hpl: cannot write --csv %s: %s\n", path.c_str(), std::strerror(errno));
+    return;
+  }
+  std::fprintf(out, "variant,n,nb,p,q,threads,window,update_blocks,dilation,noise_burst_ms,noise_period_ms,seconds,"
+                    "gflops,peak_gflops,residual,status\n");
+  for (const result& r : rows) {
+    const char* status = r.singular_column >= 0 ? "SINGULAR" : r.res.passed ? "PASSED" : "FAILED";
+    std::fprintf(out, "%s,%ld,%d,%d,%d,%d,%d,%d,%g,%g,%g,%.6f,%.4f,", name(r.v), o.n, o.nb, g.p, g.q,
+                 r.v == variant::tasks ? threads : 1, o.window, o.update_blocks, o.dilation, o.noise_burst_ms,
+                 o.noise_period_ms, r.seconds, r.gflops);
+    if (peak > 0) std::fprintf(out, "%.4f", peak);
+    std::fprintf(out, ",%.7g,%s\n", r.res.scaled, status);
+  }
+  if (out != stdout) std::fclose(out);
+}
+
+int run(int argc, char** argv) {
+  options o;
+  try {
+    o = parse(argc, argv);
+  } catch (const usage_error& e) {
+    std::fprintf(stderr, "hpl: %s\n\n%s", e.what(), usage_text());
+    return 2;
+  }
+  if (o.help) {
+    std::fputs(usage_text(), stdout);
+    return 0;
+  }
+  openblas_set_num_threads(1);  // hytask (or the rank layout) provides the parallelism
+  const bool any_tasks = std::find(o.variants.begin(), o.variants.end(), variant::tasks) != o.variants.end();
+  const int needed = any_tasks ? MPI_THREAD_MULTIPLE : MPI_THREAD_FUNNELED;
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, needed, &provided);
+  struct finalize {
+    ~finalize() { MPI_Finalize(); }
+  } at_exit;
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const bool root = rank == 0;
+  if (provided < needed) {
+    if (root)
+      std::fprintf(stderr, "hpl: the tasks variant needs MPI_THREAD_MULTIPLE; this MPI provides level %d\n",
+                   provided);
+    return 1;
+  }
+  int P = o.p, Q = o.q;
+  if (P == 0 && Q == 0) P = 1, Q = size;
+  else if (P == 0) P = size % Q == 0 ? size / Q : 0;
+  else if (Q == 0) Q = size % P == 0 ? size / P : 0;
+  if (P * Q != size) {
+    if (root)
+      std::fprintf(stderr, "hpl: the grid -P %d -Q %d needs %d ranks, and this run has %d; choose P x Q = %d\n",
+                   o.p, o.q, o.p * std::max(1, o.q), size, size);
+    return 2;
+  }
+  const int threads = o.threads > 0 ? o.threads : default_threads(MPI_COMM_WORLD);
+  grid g(P, Q, MPI_COMM_WORLD);
+  dilation dil;
+  dil.f = o.dilation;
+
+  double peak = 0;
+  if (o.peak) peak = measure_peak(MPI_COMM_WORLD, threads);
+  if (root) {
+    std::printf("%s", line);
+    std::printf("hpl (hytask, seed 004): LU with partial pivoting, block-cyclic, OpenBLAS kernels single-threaded\n");
+    std::printf("N %ld, NB %d, P x Q = %d x %d (%s), %d ranks; tasks: %d threads per rank, window %d, "
+                "%d blocks per update\n",
+                o.n, o.nb, P, Q, P == 1 ? "1-D" : "2-D", size, threads, o.window, o.update_blocks);
+    if (o.dilation > 0) std::printf("bandwidth dilation: f = %g (every S-byte message is followed by f*S bytes)\n", o.dilation);
+    if (o.noise_period_ms > 0)
+      std::printf("OS noise: a thread per rank computes %g ms every %g ms\n", o.noise_burst_ms, o.noise_period_ms);
+    if (peak > 0) std::printf("DGEMM peak: %.2f Gflop/s (%d ranks x %d single-threaded DGEMMs at once)\n", peak, size, threads);
+    std::printf("%s", line);
+    std::printf("T/V                N    NB     P     Q               Time                 Gflops\n");
+    std::printf("%s", dash);
+  }
+
+  std::vector<result> rows;
+  int status = 0;
+  for (variant v : o.variants) {
+    for (int rep = 0; rep < o.repeat; ++rep) {
+      matrix m(g, o.n, o.nb);
+      generate(m, o.seed, o.singular);
+      dil.reserve(std::max(panel_capacity(m), 2 * ubuf_capacity(m)));
+      std::optional<hytask::runtime> rt;
+      if (v == variant::tasks) rt.emplace(hytask::config{.threads = static_cast<unsigned>(threads)});
+      std::optional<noise> nz;
+      if (o.noise_period_ms > 0) nz.emplace(o.noise_burst_ms, o.noise_period_ms);
+      run_args args{o, m, dil, threads};
+      MPI_Barrier(MPI_COMM_WORLD);
+      double t0 = MPI_Wtime();
+      long info = v == variant::simple ? run_simple(args) : v == variant::lookahead ? run_lookahead(args) : run_tasks(args);
+      double t_factor = MPI_Wtime() - t0;
+      if (rt) rt->shutdown();  // its idle workers would poll beside the solve
+      rt.reset();
+      // Agree on the first zero pivot (0: none).
+      long first = info ? info : LONG_MAX;
+      MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_LONG, MPI_MIN, MPI_COMM_WORLD);
+      result r;
+      r.v = v;
+      std::vector<double> x;
+      MPI_Barrier(MPI_COMM_WORLD);
+      t0 = MPI_Wtime();
+      if (first == LONG_MAX) x = solve(m);
+      const double t_solve = MPI_Wtime() - t0;
+      nz.reset();
+      double t = t_factor + t_solve;
+      MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      r.seconds = t;
+      r.gflops = flops(o.n) / t / 1e9;
+      if (first != LONG_MAX) {
+        r.singular_column = first - 1;
+        status = std::max(status, 3);
+      } else {
+        r.res = check(m, o.seed, o.singular, x);
+        if (!r.res.passed) status = std::max(status, 1);
+      }
+      rows.push_back(r);
+      if (root) print_result(o, g, r);
+    }
+  }
+  if (root) {
+    int passed = 0, failed = 0, singular = 0;
+    for (const result& r : rows) (r.singular_column >= 0 ? singular : r.res.passed ? passed : failed)++;
+    std::printf("Finished %zu runs: %d passed, %d failed, %d singular\n", rows.size(), passed, failed, singular);
+    if (!o.csv.empty()) write_csv(o.csv, o, g, threads, peak, rows);
+  }
+  return status;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "hpl: %s\n", e.what());
+    int init = 0;
+    MPI_Initialized(&init);
+    if (init) MPI_Abort(MPI_COMM_WORLD, 1);
+    return 1;
+  }
+}

@@ -1,0 +1,164 @@
+// Seed 004 Fig. 4: the simple loop, each step a task with its data dependencies. hytask's
+// task-aware MPI suspends only the task that waits for a message, the panel's factorisation,
+// communication and the update of the next panel run at high priority, and the look-ahead
+// depth is whatever the dependencies allow within --window panel buffers.
+#include <algorithm>
+#include <atomic>
+#include <climits>
+#include <vector>
+
+#include "hpl.hpp"
+#include "hytask/hytask.hpp"
+#include "hytask/mpi.hpp"
+
+namespace hpl {
+
+namespace {
+
+namespace mpi = hytask::mpi;
+
+struct task_column_ops final : column_ops {
+  void allreduce(void* inout, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) override {
+    mpi::allreduce(MPI_IN_PLACE, inout, count, type, op, comm);
+  }
+  void allgatherv(const void* send, int count, void* recv, const int* counts, const int* displs,
+                  MPI_Comm comm) override {
+    mpi::allgatherv(send, count, MPI_DOUBLE, recv, counts, displs, MPI_DOUBLE, comm);
+  }
+};
+
+constexpr int high = 1;
+
+}  // namespace
+
+long run_tasks(run_args& a) {
+  matrix& m = a.m;
+  const grid& g = m.g;
+  const dilation& dil = a.dil;
+  task_column_ops ops;
+  const long npanels = m.panels();
+  const int W = static_cast<int>(std::min<long>(a.o.window, npanels));
+  const long cap = panel_capacity(m), extra = dil.extra(cap);
+  std::vector<std::vector<double>> pbuf(W, std::vector<double>(cap)), dummy(W, std::vector<double>(extra));
+  std::vector<std::vector<double>> ubuf(g.p > 1 ? W : 0, std::vector<double>(ubuf_capacity(m)));
+  std::atomic<long> first_zero{LONG_MAX};
+  const bool two_d = g.p > 1;
+
+  auto columns = [&](long lc0, long lc1) { return hytask::inout(m.col(lc0), std::size_t(lc1 - lc0) * m.lda); };
+  // A task that calls collectives on the process column declares it, so that every process
+  // of the column posts them in the same (spawn) order.
+  auto spawn_on_column = [&](bool collective, hytask::task_options opts, auto&& body, const auto&... acc) {
+    if (collective) hytask::spawn(opts, body, acc..., mpi::collective(g.col_comm));
+    else hytask::spawn(opts, body, acc...);
+  };
+
+  auto factor = [&](long k) {
+    const panel p = panel_at(m, k, pbuf[k % W].data());
+    if (owner_of(p.r0, m.nb, g.q) != g.col) return;
+    const long lc = count_below(p.r0, m.nb, g.col, g.q);
+    spawn_on_column(two_d, {.priority = high, .name = "factor"},
+                    [&m, &ops, &first_zero, p] {
+                      const long i = factor_panel(m, p, ops);
+                      if (i) {
+                        long cur = first_zero.load();
+                        while (i < cur && !first_zero.compare_exchange_weak(cur, i)) {
+                        }
+                      }
+                    },
+                    columns(lc, lc + p.jb), hytask::out(p.base, std::size_t(p.count())));
+  };
+
+  auto broadcast = [&](long k) {
+    const panel p = panel_at(m, k, pbuf[k % W].data());
+    const ring r = ring_of(g, k);
+    double* sink = dummy[k % W].data();
+    const int count = static_cast<int>(p.count()), x = static_cast<int>(dil.extra(p.count()));
+    auto send = [&g, &dil, p, r, count, x] {
+      std::vector<mpi::request> req;
+      req.push_back(mpi::isend(p.base, count, MPI_DOUBLE, r.succ, panel_tag(p.k), g.row_comm));
+      if (x > 0) req.push_back(mpi::isend(dil.send_dummy.data(), x, MPI_DOUBLE, r.succ, dummy_tag(p.k), g.row_comm));
+      mpi::waitall(req);
+    };
+    if (r.pred >= 0) {
+      hytask::spawn({.priority = high, .name = "receive panel"},
+                    [&g, p, r, sink, count, x] {
+                      std::vector<mpi::request> req;
+                      req.push_back(mpi::irecv(p.base, count, MPI_DOUBLE, r.pred, panel_tag(p.k), g.row_comm));
+                      if (x > 0) req.push_back(mpi::irecv(sink, x, MPI_DOUBLE, r.pred, dummy_tag(p.k), g.row_comm));
+                      mpi::waitall(req);
+                    },
+                    hytask::out(p.base, std::size_t(p.count())), hytask::out(sink, std::size_t(x)));
+    }
+    if (r.succ >= 0)
+      hytask::spawn({.priority = high, .name = "send panel"}, send, hytask::in(p.base, std::size_t(p.count())),
+                    hytask::in(sink, std::size_t(x)));
+  };
+
+  // The update of block k+1 by panel k: on the critical path when k+1 is my panel.
+  auto update_next = [&](long k) {
+    const panel p = panel_at(m, k, pbuf[k % W].data());
+    long la0 = 0, la1 = 0;
+    if (k + 1 < npanels) block_columns(m, k + 1, trailing_begin(m, p), la0, la1);
+    if (la1 <= la0) return;
+    double* u = two_d ? ubuf[k % W].data() + la0 * p.jb : nullptr;
+    spawn_on_column(two_d, {.priority = high, .name = "update next panel"},
+                    [&m, &ops, &dil, p, la0, la1, u] {
+                      pivot_columns(m, p, la0, la1, u, ops, dil);
+                      update_columns(m, p, la0, la1, u_of(m, p, la0, u, la0));
+                    },
+                    hytask::in(p.base, std::size_t(p.count())), columns(la0, la1),
+                    hytask::out(u, u ? std::size_t(la1 - la0) * p.jb : 0));
+  };
+
+  auto update_rest = [&](long k) {
+    const panel p = panel_at(m, k, pbuf[k % W].data());
+    const long lc_tr = trailing_begin(m, p);
+    long la0 = 0, la1 = 0;
+    if (k + 1 < npanels) block_columns(m, k + 1, lc_tr, la0, la1);
+    const long rest0 = la1 > la0 ? la1 : lc_tr;
+    if (rest0 >= m.nloc) return;
+    const long width = long(m.nb) * a.o.update_blocks;
+    if (!two_d) {
+      for (long c0 = rest0; c0 < m.nloc; c0 += width) {
+        const long c1 = std::min(m.nloc, c0 + width);
+        hytask::spawn({.name = "update"},
+                      [&m, &ops, &dil, p, c0, c1] {
+                        pivot_columns(m, p, c0, c1, nullptr, ops, dil);
+                        update_columns(m, p, c0, c1, u_of(m, p, c0, nullptr, c0));
+                      },
+                      hytask::in(p.base, std::size_t(p.count())), columns(c0, c1));
+      }
+      return;
+    }
+    // 2-D: the row interchanges of all these columns are one coarse task (seed 004 §5.2).
+    double* u = ubuf[k % W].data() + rest0 * p.jb;
+    spawn_on_column(true, {.priority = high, .name = "pivot"},
+                    [&m, &ops, &dil, p, rest0, u] { pivot_columns(m, p, rest0, m.nloc, u, ops, dil); },
+                    hytask::in(p.base, std::size_t(p.count())), columns(rest0, m.nloc),
+                    hytask::out(u, std::size_t(m.nloc - rest0) * p.jb));
+    for (long c0 = rest0; c0 < m.nloc; c0 += width) {
+      const long c1 = std::min(m.nloc, c0 + width);
+      const double* uc = u + (c0 - rest0) * p.jb;
+      hytask::spawn({.name = "update"},
+                    [&m, p, c0, c1, uc] { update_columns(m, p, c0, c1, u_of(m, p, c0, uc, c0)); },
+                    hytask::in(p.base, std::size_t(p.count())), hytask::in(uc, std::size_t(c1 - c0) * p.jb),
+                    columns(c0, c1));
+    }
+  };
+
+  // Program order: the next panel's factorisation is spawned before this panel's remaining
+  // update. In 1-D that changes nothing (the dependencies are the same); in 2-D it puts the
+  // factorisation's collectives before the coarse pivoting's in the column's order.
+  factor(0);
+  for (long k = 0; k < npanels; ++k) {
+    broadcast(k);
+    update_next(k);
+    if (k + 1 < npanels) factor(k + 1);
+    update_rest(k);
+  }
+  hytask::wait_all();
+  const long z = first_zero.load();
+  return z == LONG_MAX ? 0 : z;
+}
+
+}  // namespace hpl
