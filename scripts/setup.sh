@@ -10,13 +10,15 @@ HYTASK_BUILD_DIR="${HYTASK_BUILD_DIR:-$HYTASK_ROOT/build}"
 
 # Package list: compilers and build tools, the libraries the core needs, test and benchmark
 # tools, the OpenMP peers (GCC's libgomp comes with g++; Clang brings libomp), both MPIs,
-# and for the overlap benchmark iproute2 (scripts/cluster.sh) and gnuplot (its plots).
+# for apps/hpl OpenBLAS and LAPACKE, with HPCC's HPL as its peer, and for the overlap
+# benchmark iproute2 (scripts/cluster.sh) and gnuplot (its plots).
 HYTASK_PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   libboost-context-dev libhwloc-dev
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
   clang libomp-dev
   openmpi-bin libopenmpi-dev mpich libmpich-dev
+  libopenblas-dev liblapacke-dev hpcc
   iproute2 gnuplot-nox
 )
 
