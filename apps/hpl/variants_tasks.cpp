@@ -110,6 +110,12 @@ long run_tasks(run_args& a) {
                     hytask::out(u, u ? std::size_t(la1 - la0) * p.jb : 0));
   };
 
+  // The rest of panel k's update, in chunks of --update-blocks blocks. Its first block, when
+  // it is mine, is the next panel I will factor: a chunk of its own, spawned last so that a
+  // worker (which takes the newest ready task first) runs it before the rest. It stays in the
+  // normal class: at high priority it ran before the next panel's update and factorisation
+  // and before the send, and lengthened every step of the critical path (fact -> send ->
+  // update of the first unfinished panel -> fact, seed 004 §5.1) by two block updates.
   auto update_rest = [&](long k) {
     const panel p = panel_at(m, k, pbuf[k % W].data());
     const long lc_tr = trailing_begin(m, p);
@@ -118,10 +124,19 @@ long run_tasks(run_args& a) {
     const long rest0 = la1 > la0 ? la1 : lc_tr;
     if (rest0 >= m.nloc) return;
     const long width = long(m.nb) * a.o.update_blocks;
+    // Chunks: the first block alone, then `width` columns each.
+    std::vector<std::pair<long, long>> chunks;
+    const long first_end = std::min(m.nloc, (rest0 / m.nb + 1) * m.nb);
+    chunks.emplace_back(rest0, first_end);
+    for (long c0 = first_end; c0 < m.nloc; c0 += width) chunks.emplace_back(c0, std::min(m.nloc, c0 + width));
+    auto opts = [&](std::size_t i) {
+      return hytask::task_options{.priority = 0, .name = i == 0 ? "update first block" : "update"};
+    };
     if (!two_d) {
-      for (long c0 = rest0; c0 < m.nloc; c0 += width) {
-        const long c1 = std::min(m.nloc, c0 + width);
-        hytask::spawn({.name = "update"},
+      // Spawned last to first: the columns nearest the diagonal (the next panels) first.
+      for (std::size_t i = chunks.size(); i-- > 0;) {
+        const auto [c0, c1] = chunks[i];
+        hytask::spawn(opts(i),
                       [&m, &ops, &dil, p, c0, c1] {
                         pivot_columns(m, p, c0, c1, nullptr, ops, dil);
                         update_columns(m, p, c0, c1, u_of(m, p, c0, nullptr, c0));
@@ -136,11 +151,10 @@ long run_tasks(run_args& a) {
                     [&m, &ops, &dil, p, rest0, u] { pivot_columns(m, p, rest0, m.nloc, u, ops, dil); },
                     hytask::in(p.base, std::size_t(p.count())), columns(rest0, m.nloc),
                     hytask::out(u, std::size_t(m.nloc - rest0) * p.jb));
-    for (long c0 = rest0; c0 < m.nloc; c0 += width) {
-      const long c1 = std::min(m.nloc, c0 + width);
+    for (std::size_t i = chunks.size(); i-- > 0;) {
+      const auto [c0, c1] = chunks[i];
       const double* uc = u + (c0 - rest0) * p.jb;
-      hytask::spawn({.name = "update"},
-                    [&m, p, c0, c1, uc] { update_columns(m, p, c0, c1, u_of(m, p, c0, uc, c0)); },
+      hytask::spawn(opts(i), [&m, p, c0, c1, uc] { update_columns(m, p, c0, c1, u_of(m, p, c0, uc, c0)); },
                     hytask::in(p.base, std::size_t(p.count())), hytask::in(uc, std::size_t(c1 - c0) * p.jb),
                     columns(c0, c1));
     }
