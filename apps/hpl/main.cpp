@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "hpl.hpp"
+#include "app_support.hpp"
 #include "hytask/hytask.hpp"
 
 extern "C" void openblas_set_num_threads(int);
@@ -35,18 +36,7 @@ struct result {
   long singular_column = -1;  // 0-based, or -1
 };
 
-// Cores this rank may run on, shared with the other ranks of its node.
-int default_threads(MPI_Comm world) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  int cores = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
-  MPI_Comm node;
-  MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  int local = 1;
-  MPI_Comm_size(node, &local);
-  MPI_Comm_free(&node);
-  return std::max(1, cores / local);
-}
+using hytask_apps::default_threads;
 
 double flops(long n) { return 2.0 / 3.0 * double(n) * n * n + 1.5 * double(n) * n; }
 

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <new>
 
+#include "app_support.hpp"
 #include "hpl.hpp"
 
 namespace hpl {
@@ -46,16 +47,7 @@ matrix::matrix(const grid& g_, long n_, int nb_) : g(g_), n(n_), nb(nb_) {
 
 matrix::~matrix() { std::free(a); }
 
-namespace {
-
-std::uint64_t splitmix(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
-}  // namespace
+using hytask_apps::splitmix;
 
 double element(std::uint64_t seed, long n, long i, long j, bool singular) {
   if (singular && j == n / 2) return 0.0;

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "app_support.hpp"
 #include "hpl.hpp"
 
 namespace hpl {
@@ -22,13 +23,7 @@ constexpr variant_name variant_names[] = {
 };
 
 long parse_int(const std::string& opt, const std::string& text, long lo, long hi) {
-  long v = 0;
-  const char* end = text.data() + text.size();
-  auto [p, ec] = std::from_chars(text.data(), end, v);
-  if (ec != std::errc() || p != end || v < lo || v > hi)
-    throw usage_error(opt + ": '" + text + "' is not an integer in " + std::to_string(lo) + ".." +
-                      std::to_string(hi));
-  return v;
+  return hytask_apps::parse_int<usage_error>(opt, text, lo, hi);
 }
 
 double parse_double(const std::string& opt, const std::string& text, double lo, double hi) {

@@ -1,5 +1,7 @@
 #include "domain.hpp"
 
+#include "app_support.hpp"
+
 #include <algorithm>
 #include <bit>
 #include <cstdlib>
@@ -9,12 +11,7 @@ namespace jacobi {
 
 namespace {
 
-std::uint64_t splitmix(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
+using hytask_apps::splitmix;
 
 const char* axis_name(int d) { return d == 0 ? "z" : d == 1 ? "x" : "y"; }
 

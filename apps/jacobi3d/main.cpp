@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "app_support.hpp"
 #include "hytask/hytask.hpp"
 #include "options.hpp"
 #include "variants.hpp"
@@ -45,18 +46,7 @@ std::uint64_t checksum_over_ranks(std::uint64_t v, MPI_Comm comm) {
   return s;
 }
 
-// Cores this rank may run on, shared with the other ranks of its node.
-int default_threads(MPI_Comm world) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  int cores = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
-  MPI_Comm node;
-  MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  int local = 1;
-  MPI_Comm_size(node, &local);
-  MPI_Comm_free(&node);
-  return std::max(1, cores / local);
-}
+using hytask_apps::default_threads;
 
 std::string extent_text(const std::array<int, 3>& e) {
   auto one = [](int v) { return v == 0 ? std::string("all") : std::to_string(v); };

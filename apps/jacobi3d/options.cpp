@@ -1,3 +1,4 @@
+#include "app_support.hpp"
 #include "options.hpp"
 
 #include <charconv>
@@ -33,13 +34,7 @@ std::vector<std::string> split(const std::string& s, char sep) {
 }
 
 long parse_int(const std::string& opt, const std::string& text, long lo, long hi) {
-  long v = 0;
-  const char* end = text.data() + text.size();
-  auto [p, ec] = std::from_chars(text.data(), end, v);
-  if (ec != std::errc() || p != end || v < lo || v > hi)
-    throw usage_error(opt + ": '" + text + "' is not an integer in " + std::to_string(lo) + ".." +
-                      std::to_string(hi));
-  return v;
+  return hytask_apps::parse_int<usage_error>(opt, text, lo, hi);
 }
 
 // N (a cube) or AxBxC, z x y.

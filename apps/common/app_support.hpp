@@ -1,0 +1,47 @@
+// What the reference applications share: command-line integers, the default number of
+// workers per rank, and a counter-based random number generator.
+#pragma once
+
+#include <mpi.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <string>
+
+namespace hytask_apps {
+
+// The cores this rank may run on, shared with the other ranks of its node.
+inline int default_threads(MPI_Comm world) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  const int cores = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+  MPI_Comm node;
+  MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int local = 1;
+  MPI_Comm_size(node, &local);
+  MPI_Comm_free(&node);
+  return std::max(1, cores / local);
+}
+
+// `text` as an integer in lo..hi, or an Error naming the option and the range.
+template <class Error>
+long parse_int(const std::string& opt, const std::string& text, long lo, long hi) {
+  long v = 0;
+  const char* end = text.data() + text.size();
+  auto [p, ec] = std::from_chars(text.data(), end, v);
+  if (ec != std::errc() || p != end || v < lo || v > hi)
+    throw Error(opt + ": '" + text + "' is not an integer in " + std::to_string(lo) + ".." + std::to_string(hi));
+  return v;
+}
+
+// SplitMix64: a well-mixed 64-bit value from a counter.
+inline std::uint64_t splitmix(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+}  // namespace hytask_apps
