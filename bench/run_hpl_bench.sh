@@ -117,7 +117,7 @@ awk -F, -v noise="$b ms every $p ms" -v dil="$dil" '
         la1 = T[W[w] SUBSEP P[q] SUBSEP "lookahead"]; tk1 = T[W[w] SUBSEP P[q] SUBSEP "tasks"]
         if (!la0 || !la1 || !tk0 || !tk1) continue
         sl = la1 / la0 - 1; st = tk1 / tk0 - 1
-        printf "%s %s (%s): lookahead +%.1f%%, tasks +%.1f%%: tasks/lookahead = %.2f (target <= 0.33)\n", W[w], P[q], q == 1 ? noise : "f = " dil, 100 * sl, 100 * st, sl > 0 ? st / sl : 0
+        printf "%s %s (%s): lookahead %+.1f%%, tasks %+.1f%%: tasks/lookahead = %.2f (target <= 0.33)\n", W[w], P[q], (q == 1 ? noise : "f = " dil), 100 * sl, 100 * st, (sl > 0 ? st / sl : 0)
       }
     }
   }' "$out/all.csv" | tee "$out/summary.txt"
