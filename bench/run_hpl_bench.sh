@@ -8,13 +8,14 @@
 #   bench/run_hpl_bench.sh [OUTDIR]        (as root for the cluster; ~25 minutes)
 #
 # Environment: REPS (3), N (8000), NB (128), LARGE_N (16000; 0 skips the large run),
-# RATE (1gbit), MTU (9000), NOISE (500,3000: seed 004's 500 ms every 3 s), DILATION (1).
+# RATE (1gbit), MTU (9000), NOISE (500,3000: seed 004's 500 ms every 3 s), DILATION (3: a
+# quarter of the bandwidth; at 1 both variants hide the doubled traffic at N = 8000).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${HYTASK_BUILD_DIR:-$root/build}
 out=${1:-$build/hpl-bench}
 reps=${REPS:-3} n=${N:-8000} nb=${NB:-128} large=${LARGE_N:-16000}
-rate=${RATE:-1gbit} mtu=${MTU:-9000} noise=${NOISE:-500,3000} dil=${DILATION:-1}
+rate=${RATE:-1gbit} mtu=${MTU:-9000} noise=${NOISE:-500,3000} dil=${DILATION:-3}
 hpl=$build/apps/hpl/hpl
 cluster="$root/scripts/cluster.sh"
 export OPENBLAS_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

@@ -42,6 +42,15 @@ long run_tasks(run_args& a) {
   std::vector<std::vector<double>> pbuf(W, std::vector<double>(cap)), dummy(W, std::vector<double>(extra));
   std::vector<std::vector<double>> ubuf(g.p > 1 ? W : 0, std::vector<double>(ubuf_capacity(m)));
   std::atomic<long> first_zero{LONG_MAX};
+  // Breadth before depth: the updates of panel k (but the first block) start only when every
+  // update of panel k - D is done. Without it a worker followed one column through panel
+  // after panel (the next slot runs the task its predecessor released), the oldest panel's
+  // updates came last, its buffer stayed busy, and the receive of panel k + W was posted up
+  // to 800 ms after the other rank had sent it (traces, N = 8000, dilation 3): its transfer,
+  // on the critical path, waited for the post. `done` tokens: the updates of panel k read
+  // done[k % W]; a drain task writes it after them and then opens gate[k % W].
+  const long D = std::max(1, W - 2);
+  std::vector<char> done(W), gate(W);
   const bool two_d = g.p > 1;
 
   auto columns = [&](long lc0, long lc1) { return hytask::inout(m.col(lc0), std::size_t(lc1 - lc0) * m.lda); };
@@ -107,7 +116,7 @@ long run_tasks(run_args& a) {
                       update_columns(m, p, la0, la1, u_of(m, p, la0, u, la0));
                     },
                     hytask::in(p.base, std::size_t(p.count())), columns(la0, la1),
-                    hytask::out(u, u ? std::size_t(la1 - la0) * p.jb : 0));
+                    hytask::out(u, u ? std::size_t(la1 - la0) * p.jb : 0), hytask::in(&done[k % W], 1));
   };
 
   // The rest of panel k's update, in chunks of --update-blocks blocks. Its first block, when
@@ -132,6 +141,10 @@ long run_tasks(run_args& a) {
     auto opts = [&](std::size_t i) {
       return hytask::task_options{.priority = 0, .name = i == 0 ? "update first block" : "update"};
     };
+    auto order = [&](std::size_t i) {  // the first block is not held back
+      return hytask::in(&gate[(k - D + W * D) % W], i > 0 && k >= D ? 1 : 0);
+    };
+    const auto mine = hytask::in(&done[k % W], 1);
     if (!two_d) {
       // Spawned last to first: the columns nearest the diagonal (the next panels) first.
       for (std::size_t i = chunks.size(); i-- > 0;) {
@@ -141,7 +154,7 @@ long run_tasks(run_args& a) {
                         pivot_columns(m, p, c0, c1, nullptr, ops, dil);
                         update_columns(m, p, c0, c1, u_of(m, p, c0, nullptr, c0));
                       },
-                      hytask::in(p.base, std::size_t(p.count())), columns(c0, c1));
+                      hytask::in(p.base, std::size_t(p.count())), columns(c0, c1), mine, order(i));
       }
       return;
     }
@@ -156,7 +169,7 @@ long run_tasks(run_args& a) {
       const double* uc = u + (c0 - rest0) * p.jb;
       hytask::spawn(opts(i), [&m, p, c0, c1, uc] { update_columns(m, p, c0, c1, u_of(m, p, c0, uc, c0)); },
                     hytask::in(p.base, std::size_t(p.count())), hytask::in(uc, std::size_t(c1 - c0) * p.jb),
-                    columns(c0, c1));
+                    columns(c0, c1), mine, order(i));
     }
   };
 
@@ -169,6 +182,7 @@ long run_tasks(run_args& a) {
     update_next(k);
     if (k + 1 < npanels) factor(k + 1);
     update_rest(k);
+    hytask::spawn({.name = "panel updated"}, [] {}, hytask::inout(&done[k % W], 1), hytask::out(&gate[k % W], 1));
   }
   hytask::wait_all();
   const long z = first_zero.load();
