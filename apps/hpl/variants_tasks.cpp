@@ -77,29 +77,49 @@ long run_tasks(run_args& a) {
                     columns(lc, lc + p.jb), hytask::out(p.base, std::size_t(p.count())));
   };
 
+  // The ring broadcast of panel k, every message its own task (seed 004 Fig. 3). With
+  // dilation, the extra message is a task of its own too: the panel's consumers depend on the
+  // panel only, while the extra bytes still cross the same link behind it. (The plain
+  // variants' broadcast, as HPL's, completes when both have arrived.)
   auto broadcast = [&](long k) {
     const panel p = panel_at(m, k, pbuf[k % W].data());
     const ring r = ring_of(g, k);
     double* sink = dummy[k % W].data();
     const int count = static_cast<int>(p.count()), x = static_cast<int>(dil.extra(p.count()));
-    auto send = [&g, &dil, p, r, count, x] {
-      std::vector<mpi::request> req;
-      req.push_back(mpi::isend(p.base, count, MPI_DOUBLE, r.succ, panel_tag(p.k), g.row_comm));
-      if (x > 0) req.push_back(mpi::isend(dil.send_dummy.data(), x, MPI_DOUBLE, r.succ, dummy_tag(p.k), g.row_comm));
-      mpi::waitall(req);
+    const auto panel_bytes = std::size_t(p.count());
+    auto transfer = [&g](bool send, double* buf, int n, int peer, int tag) {
+      return [&g, send, buf, n, peer, tag] {
+        mpi::request req = send ? mpi::isend(buf, n, MPI_DOUBLE, peer, tag, g.row_comm)
+                                : mpi::irecv(buf, n, MPI_DOUBLE, peer, tag, g.row_comm);
+        mpi::wait(req);
+      };
     };
     if (r.pred >= 0) {
-      hytask::spawn({.priority = high, .name = "receive panel"},
-                    [&g, p, r, sink, count, x] {
+      hytask::spawn({.priority = high, .name = "receive panel"}, transfer(false, p.base, count, r.pred, panel_tag(k)),
+                    hytask::out(p.base, panel_bytes));
+      if (x > 0)
+        hytask::spawn({.priority = high, .name = "receive dilation"}, transfer(false, sink, x, r.pred, dummy_tag(k)),
+                      hytask::out(sink, std::size_t(x)));
+    }
+    if (r.succ < 0) return;
+    if (r.pred < 0) {  // the root: the panel first, then its extra bytes, in one task
+      hytask::spawn({.priority = high, .name = "send panel"},
+                    [&g, &dil, p, r, count, x] {
                       std::vector<mpi::request> req;
-                      req.push_back(mpi::irecv(p.base, count, MPI_DOUBLE, r.pred, panel_tag(p.k), g.row_comm));
-                      if (x > 0) req.push_back(mpi::irecv(sink, x, MPI_DOUBLE, r.pred, dummy_tag(p.k), g.row_comm));
+                      req.push_back(mpi::isend(p.base, count, MPI_DOUBLE, r.succ, panel_tag(p.k), g.row_comm));
+                      if (x > 0)
+                        req.push_back(
+                            mpi::isend(dil.send_dummy.data(), x, MPI_DOUBLE, r.succ, dummy_tag(p.k), g.row_comm));
                       mpi::waitall(req);
                     },
-                    hytask::out(p.base, std::size_t(p.count())), hytask::out(sink, std::size_t(x)));
+                    hytask::in(p.base, panel_bytes));
+      return;
     }
-    if (r.succ >= 0)
-      hytask::spawn({.priority = high, .name = "send panel"}, send, hytask::in(p.base, std::size_t(p.count())),
+    // Inside the ring: forward each message when it has arrived.
+    hytask::spawn({.priority = high, .name = "forward panel"}, transfer(true, p.base, count, r.succ, panel_tag(k)),
+                  hytask::in(p.base, panel_bytes));
+    if (x > 0)
+      hytask::spawn({.priority = high, .name = "forward dilation"}, transfer(true, sink, x, r.succ, dummy_tag(k)),
                     hytask::in(sink, std::size_t(x)));
   };
 
