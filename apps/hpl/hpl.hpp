@@ -163,7 +163,6 @@ class panel_bcast {
   void start(const grid& g, const panel& p, const dilation& dil, double* recv_dummy);
   bool test();  // advances: forwards on arrival; true when my part is complete
   void wait();
-  bool active() const { return active_; }
 
  private:
   void forward();
@@ -190,7 +189,6 @@ struct run_args {
   const options& o;
   matrix& m;
   dilation& dil;
-  int threads;
 };
 long run_simple(run_args& a);
 long run_lookahead(run_args& a);

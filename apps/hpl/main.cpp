@@ -178,7 +178,7 @@ int run(int argc, char** argv) {
       if (v == variant::tasks) rt.emplace(hytask::config{.threads = static_cast<unsigned>(threads)});
       std::optional<noise> nz;
       if (o.noise_period_ms > 0) nz.emplace(o.noise_burst_ms, o.noise_period_ms);
-      run_args args{o, m, dil, threads};
+      run_args args{o, m, dil};
       MPI_Barrier(MPI_COMM_WORLD);
       double t0 = MPI_Wtime();
       long info = v == variant::simple ? run_simple(args) : v == variant::lookahead ? run_lookahead(args) : run_tasks(args);
