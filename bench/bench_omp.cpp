@@ -4,9 +4,28 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
+#include <utility>
 #include <vector>
 
 #include "harness.hpp"
+
+namespace {
+
+long fib(int n) {
+  if (n < 2) return n;
+  long a = 0, b = 0;
+#pragma omp task shared(a) firstprivate(n)
+  a = fib(n - 1);
+#pragma omp task shared(b) firstprivate(n)
+  b = fib(n - 2);
+#pragma omp taskwait
+  return a + b;
+}
+
+long fib_calls(int n) { return n < 2 ? 1 : 1 + fib_calls(n - 1) + fib_calls(n - 2); }
+
+}  // namespace
 
 #if defined(__clang__)
 static const char* const impl = "openmp-libomp";
@@ -90,6 +109,26 @@ int main(int argc, char** argv) {
           if (i < 0) sink++;
       }
       return bench::seconds_since(t0);
+    });
+  } else if (o.case_name == "fib") {
+    const int n = static_cast<int>(o.n);
+    const long expect = [n] {
+      long a = 0, b = 1;
+      for (int i = 0; i < n; ++i) b = std::exchange(a, b) + b;
+      return a;
+    }();
+    bench::report(o, impl, fib_calls(n), [&] {
+      auto t0 = std::chrono::steady_clock::now();
+      long r = 0;
+#pragma omp parallel
+#pragma omp single
+      r = fib(n);
+      double s = bench::seconds_since(t0);
+      if (r != expect) {
+        std::fprintf(stderr, "fib(%d) = %ld, expected %ld\n", n, r, expect);
+        std::exit(1);
+      }
+      return s;
     });
   } else {
     bench::usage(argv[0], impl);

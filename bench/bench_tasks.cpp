@@ -4,12 +4,32 @@
 //   yield     a pair of tasks per worker that yield to each other: ns per suspend/resume
 //   loop      parallel_for over N iterations, dynamic schedule, chunk 1: ns per chunk
 //   forkjoin  N parallel_for calls over 2 * threads iterations: ns per loop
+//   fib       fib(N), every call a task that spawns two children and waits for them:
+//             ns per task (a recursive program: depth-first order keeps it bounded)
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
+#include <utility>
 #include <vector>
 
 #include "harness.hpp"
 #include "hytask/hytask.hpp"
+
+namespace {
+
+long fib(int n) {
+  if (n < 2) return n;
+  long a = 0, b = 0;
+  hytask::spawn([&a, n] { a = fib(n - 1); });
+  hytask::spawn([&b, n] { b = fib(n - 2); });
+  hytask::wait_all();
+  return a + b;
+}
+
+// Calls of fib(n), each a task.
+long fib_calls(int n) { return n < 2 ? 1 : 1 + fib_calls(n - 1) + fib_calls(n - 2); }
+
+}  // namespace
 
 int main(int argc, char** argv) {
   bench::options o = bench::parse(argc, argv, "hytask");
@@ -68,6 +88,25 @@ int main(int argc, char** argv) {
       for (long r = 0; r < o.n; ++r)
         hytask::parallel_for(0, 2 * o.threads, [&sink](int i) { if (i < 0) sink++; });
       return bench::seconds_since(t0);
+    });
+  } else if (o.case_name == "fib") {
+    const int n = static_cast<int>(o.n);
+    const long expect = [n] {
+      long a = 0, b = 1;
+      for (int i = 0; i < n; ++i) b = std::exchange(a, b) + b;
+      return a;
+    }();
+    bench::report(o, impl, fib_calls(n), [&] {
+      auto t0 = std::chrono::steady_clock::now();
+      long r = 0;
+      hytask::spawn([&r, n] { r = fib(n); });
+      hytask::wait_all();
+      double s = bench::seconds_since(t0);
+      if (r != expect) {
+        std::fprintf(stderr, "fib(%d) = %ld, expected %ld\n", n, r, expect);
+        std::exit(1);
+      }
+      return s;
     });
   } else {
     bench::usage(argv[0], impl);

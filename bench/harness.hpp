@@ -26,7 +26,8 @@ struct options {
 
 inline void usage(const char* prog, const char* impl) {
   std::fprintf(stderr,
-               "usage: %s --case empty|deps|yield|loop|forkjoin [--n N] [--threads T] [--reps R]\n"
+               "usage: %s --case empty|deps|yield|loop|forkjoin|fib [--n N] [--threads T] [--reps R]\n"
+               "(fib: --n is the argument of fib; units are tasks)\n"
                "Measures %s; prints one line: case, impl, threads, n, median ns per unit, max RSS.\n",
                prog, impl);
 }

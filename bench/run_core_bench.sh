@@ -21,7 +21,8 @@ for b in bench_tasks bench_omp_gcc bench_omp_clang; do
 done
 
 # case : units per run for hytask/libomp : for libgomp (its dependency tracking grows without bound)
-cases=("empty:1000000:1000000" "deps:1000000:50000" "yield:200000:200000" "loop:1000000:1000000" "forkjoin:20000:20000")
+# (fib: the argument of fib; the units are its calls, each a task)
+cases=("empty:1000000:1000000" "deps:1000000:50000" "yield:200000:200000" "loop:1000000:1000000" "forkjoin:20000:20000" "fib:27:27")
 impls=("hytask:bench_tasks" "openmp-libgomp:bench_omp_gcc" "openmp-libomp:bench_omp_clang")
 
 declare -A samples rss units
