@@ -1,0 +1,203 @@
+// Running and completing tasks: the scheduling loop, a task's body, its completion, releasing its successors and counting it out of its parent.
+#include "core/scheduler.hpp"
+
+#include "core/cpu.hpp"
+#include "core/dependency.hpp"
+#include "core/scheduler_internal.hpp"
+#include "trace/trace.hpp"
+
+namespace hytask::core {
+
+using namespace sched;
+
+// ---- running and completing ----------------------------------------------------------
+
+void scheduler::fiber_main() {
+  scheduler* s = instance_;
+  for (;;) {
+    worker* w = current_worker();
+    if (s->should_go_home(w, false)) {
+      s->go_home(w);
+      continue;
+    }
+    if (task* t = s->find_work(w)) {
+      s->run(w, t);
+      continue;
+    }
+    if (s->should_go_home(w, true)) {
+      s->go_home(w);
+      continue;
+    }
+    s->idle(w);
+  }
+}
+
+bool scheduler::should_go_home(worker* w, bool found_nothing) {
+  if (w->help_pred) return w->help_pred(w->help_arg, found_nothing);
+  // Cancelled loop participants may still sit in the mailbox: run (and free) them first.
+  return stopping_.load(std::memory_order_acquire) && !mailbox_pending(w);
+}
+
+bool scheduler::mailbox_pending(const worker* w) const {
+  return w->mailbox_local != nullptr || w->mailbox.load(std::memory_order_acquire) != nullptr;
+}
+
+void scheduler::go_home(worker* w) {
+  // Work only this worker could run must become stealable while main is away.
+  if (w->next) {
+    push_ready(w, w->next);
+    w->next = nullptr;
+  }
+  flush_counts(w);
+  switch_to(running_fiber(), &w->home, &after_recycle, nullptr);
+}
+
+void scheduler::run(worker* w, task* t) {
+  begin_run(w, t);
+  if (t->flags & detail::flag_started) {
+    // Resume: continue on the task's parked fiber; this fiber goes back to the pool.
+    switch_to(running_fiber(), static_cast<fiber*>(t->fiber), &after_recycle, nullptr);
+    return;
+  }
+  t->flags |= detail::flag_started;
+  try {
+    t->invoke(t, (t->flags & detail::flag_failed) == 0);  // a failed dependency skips the body
+  } catch (...) {
+    record_error(t, std::current_exception());
+    t->flags |= detail::flag_error;
+  }
+  if (t->flags & detail::flag_failed) t->flags |= detail::flag_error;
+  w = current_worker();  // the body may have suspended and resumed elsewhere
+  if (trace::enabled())
+    trace::slice(t->name, "task", w->slice_start, trace::now(), task_id(w, t), "end");
+  w->current_task = nullptr;
+  body_done(w, t);
+}
+
+void scheduler::body_done(worker* w, task* t) {
+  // Without children or holds nobody else touches alive: it is exactly the body's share.
+  if (!(t->flags & detail::flag_parent)) {
+    complete(w, t);
+    return;
+  }
+  const std::int32_t drop = detail::body_share - t->unpublished;
+  t->unpublished = 0;
+  if (t->alive.fetch_sub(drop, std::memory_order_acq_rel) == drop) complete(w, t);
+}
+
+void scheduler::publish_children(task* t) {
+  if (t->unpublished != 0) {
+    t->alive.fetch_add(t->unpublished, std::memory_order_seq_cst);
+    t->unpublished = 0;
+  }
+}
+
+void scheduler::release_successors(worker* w, task* t) {
+  const std::uint32_t n = t->nsucc.exchange(detail::successors_closed, std::memory_order_acq_rel);
+  if (n == 0) return;
+  // Successors were spawned on other cores, typically: start fetching all of them before the
+  // first (serialising) atomic decrement.
+  const std::uint32_t inline_n = std::min(n, detail::task_inline_successors);
+  for (std::uint32_t i = 0; i < inline_n; ++i) prefetch_for_write(t->succ[i]);
+  auto release = [&](task* s) {
+    if (s->pending.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    if (w == nullptr) inject(s);
+    else if (s->priority > 0 || w->next != nullptr) push_ready(w, s);
+    else w->next = s;
+  };
+  for (std::uint32_t i = 0; i < inline_n; ++i) release(t->succ[i]);
+  // Read only what the closed count covers: an adder that lost the race with completion may
+  // still be linking a block after those.
+  std::uint32_t left = n - inline_n;
+  if (left == 0) return;
+  detail::successor_block* b = t->succ_blocks;
+  for (;;) {
+    std::uint32_t k = std::min(left, detail::successor_block::slots);
+    for (std::uint32_t i = 0; i < k; ++i) release(b->slot[i]);
+    left -= k;
+    if (left == 0) return;
+    b = b->next;
+  }
+}
+
+void scheduler::complete(worker* w, task* t) {
+  release_successors(w, t);
+  const std::uint32_t flags = t->flags;
+  if ((flags & detail::flag_parent) && t->domain) {
+    delete t->domain;
+    t->domain = nullptr;
+  }
+  if (flags & detail::flag_internal) {
+    if (t->on_complete) t->on_complete(t);
+  } else {
+    task* p = t->parent;
+    // An exception is only possible if the body threw or a child passed one up.
+    if ((flags & (detail::flag_error | detail::flag_parent)) &&
+        t->has_error.load(std::memory_order_acquire))
+      record_error(p, t->error);
+    if (w != nullptr) {
+      if (--w->inflight_delta <= -inflight_publish) publish_inflight(w);
+    } else {
+      inflight_.fetch_sub(1, std::memory_order_relaxed);
+    }
+    child_done(w, p);
+  }
+  if (last_ref(t)) free_task(w, t);
+}
+
+void scheduler::child_done_direct(worker* w, task* p) {
+  std::int32_t now = p->alive.fetch_sub(1, std::memory_order_seq_cst) - 1;
+  if (now == 0) complete(w, p);
+  else if (now == detail::body_share) wake_waiting_parent(p);
+}
+
+void scheduler::child_done(worker* w, task* p) {
+  if (w == nullptr) {
+    child_done_direct(nullptr, p);
+    return;
+  }
+  if (w->done_parent == p) {
+    ++w->done_count;
+    return;
+  }
+  while (w->done_parent != nullptr) flush_children(w);
+  w->done_parent = p;
+  w->done_count = 1;
+}
+
+void scheduler::flush_children(worker* w) {
+  task* p = w->done_parent;
+  std::int32_t n = w->done_count;
+  w->done_parent = nullptr;
+  w->done_count = 0;
+  if (p == nullptr) return;
+  std::int32_t now = p->alive.fetch_sub(n, std::memory_order_seq_cst) - n;
+  if (now == 0) complete(w, p);
+  else if (now == detail::body_share) wake_waiting_parent(p);
+}
+
+void scheduler::wake_waiting_parent(task* p) {
+  if (p->waiting.load(std::memory_order_seq_cst) != 1) return;
+  // Main waits by running tasks until its count is right; it re-checks when woken, so a
+  // wake is all it needs (a late one is harmless). A task must be resumed exactly once.
+  if (p == &root_) wake(workers_[0]);
+  else if (p->waiting.exchange(0) == 1) resume(p);
+}
+
+void scheduler::flush_counts(worker* w) {
+  while (w->done_parent != nullptr) flush_children(w);
+  if (w->inflight_delta != 0) publish_inflight(w);
+}
+
+void scheduler::begin_run(worker* w, task* t) {
+  while (w->done_parent != nullptr && w->done_parent != t->parent) flush_children(w);
+  w->tasks_run.store(w->tasks_run.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  if (hooks_.every != 0) busy_poll(w);
+  w->current_task = t;
+  if (trace::enabled()) {
+    w->slice_start = trace::now();
+    if (t->flags & detail::flag_started) trace::instant("resume", "task", w->slice_start, task_id(w, t));
+  }
+}
+
+}  // namespace hytask::core

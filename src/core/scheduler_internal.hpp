@@ -1,0 +1,47 @@
+// Internal to the scheduler's source files: constants and small helpers they share.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <exception>
+
+#include "core/scheduler.hpp"
+
+namespace hytask::core::sched {
+
+constexpr std::int32_t spawn_bias = 1 << 30;
+constexpr unsigned fiber_pool_cap = 32;
+constexpr unsigned task_cache_cap = 1024;
+constexpr unsigned task_batch = 256;
+constexpr std::int64_t inflight_publish = 64;
+constexpr std::int64_t steal_batch_max = 16;
+// A worker with local work still takes a task made ready by a non-worker thread (normal
+// class) at least this often, in scheduling steps.
+constexpr unsigned inject_check_period = 61;
+constexpr std::int64_t stuck_after_ns = 1000000;  // throttle: in-flight count frozen this long
+constexpr std::uint32_t awake = 0, asleep = 1, notified = 2;
+
+inline std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Rewrites line 0 of a pooled record; the other lines are clean (see free_task).
+inline void reset_task(task* t) {
+  t->invoke = nullptr;
+  t->parent = nullptr;
+  t->nsucc.store(0, std::memory_order_relaxed);
+  t->flags = 0;
+  t->priority = 0;
+  t->pending.store(0, std::memory_order_relaxed);
+  t->alive.store(detail::body_share, std::memory_order_relaxed);
+  t->refs.store(1, std::memory_order_relaxed);
+  t->tracker_refs = 0;
+}
+
+inline void record_error(task* t, std::exception_ptr e) {
+  if (!t->has_error.exchange(true, std::memory_order_acq_rel)) t->error = std::move(e);
+}
+
+}  // namespace hytask::core::sched

@@ -1,0 +1,182 @@
+// Suspension: waiting for children, events and holds without blocking the worker; yield.
+#include "core/scheduler.hpp"
+
+#include "core/dependency.hpp"
+#include "core/scheduler_internal.hpp"
+#include "trace/trace.hpp"
+
+namespace hytask::core {
+
+using namespace sched;
+
+namespace {
+
+struct park_args {
+  task* t;
+  arm_fn arm;
+  void* arg;
+};
+
+}  // namespace
+
+void scheduler::after_park(fiber* from, void* arg) {
+  park_args pa = *static_cast<park_args*>(arg);  // copy: the parked stack may resume any time
+  pa.t->fiber = from;
+  pa.arm(pa.t, pa.arg);
+}
+
+
+task* scheduler::hold_current() {
+  worker* w = current_worker();
+  task* t = w ? w->current_task : nullptr;
+  if (t == nullptr) return nullptr;
+  t->flags |= detail::flag_parent;  // alive may now differ from the body's share
+  t->alive.fetch_add(1, std::memory_order_relaxed);
+  return t;
+}
+
+void scheduler::release_hold(task* t, std::exception_ptr error) {
+  // The error is published by the decrement (acq_rel) before complete() reads it; the task
+  // has flag_parent set (hold_current), so complete() looks at has_error.
+  if (error) record_error(t, std::move(error));
+  child_done_direct(current_worker(), t);
+}
+
+// ---- waiting, suspension, yield, throttling ------------------------------------------
+
+void scheduler::help_until(worker* w, help_pred_fn pred, void* arg) {
+  if (pred(arg, false)) return;
+  help_pred_fn saved_pred = w->help_pred;
+  void* saved_arg = w->help_arg;
+  w->help_pred = pred;
+  w->help_arg = arg;
+  switch_to(&w->home, take_fiber(w), nullptr, nullptr);
+  w->help_pred = saved_pred;
+  w->help_arg = saved_arg;
+}
+
+void scheduler::suspend(arm_fn arm, void* arg) {
+  worker* w = current_worker();
+  task* t = w->current_task;
+  if (t == nullptr) {
+    // main, outside any task: run other tasks until resume(root).
+    root_resumed_.store(0, std::memory_order_seq_cst);
+    arm(&root_, arg);
+    help_until(
+        w,
+        [](void* self, bool) {
+          return static_cast<scheduler*>(self)->root_resumed_.load(std::memory_order_acquire) != 0;
+        },
+        this);
+    return;
+  }
+  if (trace::enabled()) {
+    std::uint64_t now = trace::now();
+    trace::slice(t->name, "task", w->slice_start, now, task_id(w, t), "suspend");
+    trace::instant("suspend", "task", now, task_id(w, t));
+  }
+  park_args pa{t, arm, arg};
+  // Hand-off: if the next task to run is itself parked, switch straight to it (one context
+  // switch) instead of going through a loop fiber (two switches and a pool round trip).
+  task* next = find_work(w);
+  if (next != nullptr && (next->flags & detail::flag_started)) {
+    begin_run(w, next);
+    switch_to(running_fiber(), static_cast<fiber*>(next->fiber), &after_park, &pa);
+    return;  // resumed by begin_run + a switch to this fiber
+  }
+  if (next != nullptr) unget(w, next);
+  fiber* loop = take_fiber(w);
+  w->current_task = nullptr;
+  switch_to(running_fiber(), loop, &after_park, &pa);
+  // Resumed by run() or by another task's hand-off, which set current_task.
+}
+
+void scheduler::unget(worker* w, task* t) {
+  if (t->flags & detail::flag_internal) {  // loop participants come from the mailbox only
+    t->link = w->mailbox_local;
+    w->mailbox_local = t;
+  } else if (w->next == nullptr) {
+    w->next = t;
+  } else {
+    push_ready(w, t);
+  }
+}
+
+void scheduler::resume(task* t, bool high) {
+  if (t == &root_) {
+    root_resumed_.store(1, std::memory_order_seq_cst);
+    wake(workers_[0]);
+    return;
+  }
+  if (high) t->priority = 1;
+  make_ready(t);
+}
+
+void scheduler::wait_children(worker* w) {
+  task* me = w->current_task;
+  const bool is_main = me == nullptr;
+  if (is_main) me = &root_;
+  if (w->done_parent == me) flush_children(w);
+  publish_children(me);
+  if (me->alive.load(std::memory_order_acquire) != detail::body_share) {
+    if (is_main) {
+      me->waiting.store(1, std::memory_order_seq_cst);
+      help_until(
+          w,
+          [](void* self, bool) {
+            auto* s = static_cast<scheduler*>(self);
+            worker* w0 = s->workers_[0];
+            std::int32_t cached = w0->done_parent == &s->root_ ? w0->done_count : 0;
+            return s->root_.alive.load(std::memory_order_acquire) - cached == detail::body_share;
+          },
+          this);
+      me->waiting.store(0, std::memory_order_relaxed);
+      flush_counts(w);
+    } else {
+      suspend(
+          [](task* t, void*) {
+            t->waiting.store(1, std::memory_order_seq_cst);
+            if (t->alive.load(std::memory_order_seq_cst) == detail::body_share &&
+                t->waiting.exchange(0) == 1)
+              instance_->resume(t);
+          },
+          nullptr);
+    }
+  }
+  if (me->domain) me->domain->clear();
+  if (me->has_error.load(std::memory_order_acquire)) {
+    std::exception_ptr e = std::move(me->error);
+    me->error = nullptr;
+    me->has_error.store(false, std::memory_order_release);
+    std::rethrow_exception(e);
+  }
+}
+
+void scheduler::yield() {
+  worker* w = current_worker();
+  if (w->current_task == nullptr) {
+    // main: run one ready task, if any.
+    struct once {
+      worker* w;
+      std::uint64_t start;
+    } arg{w, w->tasks_run.load(std::memory_order_relaxed)};
+    help_until(
+        w,
+        [](void* a, bool found_nothing) {
+          auto* o = static_cast<once*>(a);
+          return found_nothing || o->w->tasks_run.load(std::memory_order_relaxed) != o->start;
+        },
+        &arg);
+    return;
+  }
+  if (!work_visible(w)) return;
+  suspend(
+      [](task* t, void*) {
+        // No wake-up: this worker stays busy and runs the task again itself when nothing
+        // else is ready; idle workers that are awake may take it meanwhile.
+        current_worker()->yielded.push(t);
+      },
+      nullptr);
+}
+
+}  // namespace hytask::core

@@ -1,0 +1,113 @@
+// Task records and fiber stacks: per-worker caches over a global pool.
+#include "core/scheduler.hpp"
+
+#include <mutex>
+
+#include "core/cpu.hpp"
+#include "core/dependency.hpp"
+#include "core/scheduler_internal.hpp"
+
+namespace hytask::core {
+
+using namespace sched;
+
+// ---- allocation ----------------------------------------------------------------------
+
+task* scheduler::allocate(worker* w) {
+  task* t = w->free_tasks;
+  if (t == nullptr) {
+    {
+      std::lock_guard<std::mutex> lock(pool_mutex_);
+      std::size_t take = std::min<std::size_t>(pool_.size(), task_batch);
+      for (std::size_t i = 0; i < take; ++i) {
+        task* p = pool_.back();
+        pool_.pop_back();
+        p->parent = w->free_tasks;
+        w->free_tasks = p;
+      }
+      w->free_count += static_cast<unsigned>(take);
+      if (take == 0) {
+        constexpr std::size_t slab_tasks = 64;
+        // 128-aligned so that a record's line pairs never straddle two records.
+        void* mem = ::operator new(sizeof(task) * slab_tasks, std::align_val_t{128});
+        slabs_.push_back(mem);
+        auto* arr = static_cast<task*>(mem);
+        for (std::size_t i = 0; i < slab_tasks; ++i) {
+          task* p = ::new (&arr[i]) task;
+          p->parent = w->free_tasks;
+          w->free_tasks = p;
+        }
+        w->free_count += slab_tasks;
+      }
+    }
+    t = w->free_tasks;
+  }
+  task* next = t->parent;
+  w->free_tasks = next;
+  --w->free_count;
+  // Records often come back from another core: fetch the next one while this one is used.
+  if (next != nullptr) {
+    prefetch_for_write(next);
+    prefetch_for_write(reinterpret_cast<char*>(next) + 64);
+  }
+  reset_task(t);
+  return t;
+}
+
+void scheduler::free_task(worker* w, task* t) {
+  // Leave line 2 clean for the next user (allocate rewrites line 0 only); a leaf task
+  // without a name never dirtied it.
+  if (t->succ_overflow) detail::free_successor_blocks(t);
+  if (t->flags & detail::cold_line_flags) {
+    t->name = nullptr;
+    t->id = 0;
+    if (t->has_error.load(std::memory_order_relaxed)) {
+      t->error = nullptr;  // a pooled record must not keep an exception alive
+      t->has_error.store(false, std::memory_order_relaxed);
+    }
+    t->on_complete = nullptr;
+    t->hook_arg = nullptr;
+  }
+  if (w == nullptr) {
+    std::lock_guard<std::mutex> lock(pool_mutex_);
+    pool_.push_back(t);
+    return;
+  }
+  t->parent = w->free_tasks;
+  w->free_tasks = t;
+  if (++w->free_count > task_cache_cap) {
+    std::lock_guard<std::mutex> lock(pool_mutex_);
+    for (unsigned i = 0; i < task_cache_cap / 2; ++i) {
+      task* p = w->free_tasks;
+      w->free_tasks = p->parent;
+      pool_.push_back(p);
+    }
+    w->free_count -= task_cache_cap / 2;
+  }
+}
+
+void scheduler::drop_ref(task* t) {
+  if (last_ref(t)) free_task(current_worker(), t);
+}
+
+fiber* scheduler::take_fiber(worker* w) {
+  if (fiber* f = w->fiber_pool) {
+    w->fiber_pool = f->next_free;
+    --w->fiber_pool_size;
+    return f;
+  }
+  return create_fiber(settings_.stack_size);
+}
+
+void scheduler::after_recycle(fiber* from, void*) {
+  worker* w = current_worker();
+  if (w->fiber_pool_size >= fiber_pool_cap) {
+    destroy_fiber(from);
+    return;
+  }
+  from->next_free = w->fiber_pool;
+  w->fiber_pool = from;
+  ++w->fiber_pool_size;
+}
+
+}  // namespace hytask::core
