@@ -249,6 +249,9 @@ void comm_system::submit(operation* op) {
     op->task_name = w->current_task->name;
     op->task_id = core::task_id(w, w->current_task);
     check_channel(op);
+    // Tasks of this type communicate: later ones start in the communication class.
+    if (!(w->current_task->flags & hytask::detail::flag_internal))
+      core::scheduler::instance()->learn_comm(w->current_task);
   }
   if (may_call_mpi()) {
     post_here(op);
@@ -299,7 +302,7 @@ void comm_system::wait(operation* op) {
     return;
   }
   if (w != nullptr) {
-    // A task suspends; it is resumed in the high class when HYTASK_COMM_PRIORITY=1.
+    // A task suspends; it is resumed in the communication class when HYTASK_COMM_PRIORITY=1.
     struct node : hytask::detail::event_waiter {
       operation* op;
       hytask::detail::task* t;

@@ -37,11 +37,19 @@ inline task* spawn_common(core::worker* w) {
     s->throttle(w);
     w = core::current_worker();  // a throttled task may have moved
   }
-  task* parent = w->current_task ? w->current_task : s->root();
   task* t = s->allocate(w);
+  task* parent = w->current_task;
+  if (parent == nullptr) {
+    // Main's root: its line 0 holds `alive`, which workers completing its children write;
+    // reading its flags or depth here would pull that line back on every spawn.
+    parent = s->root();
+    t->depth = 1;
+  } else {
+    t->depth = static_cast<std::uint8_t>(parent->depth < max_depth ? parent->depth + 1 : max_depth);
+    if (!(parent->flags & flag_parent)) parent->flags |= flag_parent;
+  }
   t->parent = parent;
   ++parent->unpublished;  // published in one atomic add at wait_all or when the body ends
-  if (!(parent->flags & flag_parent)) parent->flags |= flag_parent;
   s->note_spawn(w);
   return t;
 }
@@ -58,7 +66,7 @@ task* new_task() { return spawn_common(require_worker("spawn")); }
 
 task* new_task(int priority, std::string_view name) {
   task* t = spawn_common(require_worker("spawn"));
-  t->priority = priority > 0 ? 1 : 0;
+  t->priority = priority;
   if (!name.empty()) {
     t->name = core::intern_name(name);
     t->flags |= flag_cold;
@@ -67,11 +75,15 @@ task* new_task(int priority, std::string_view name) {
 }
 
 void submit(task* t) {
-  core::scheduler::instance()->push_ready(core::current_worker(), t);
+  core::scheduler* s = core::scheduler::instance();
+  s->classify(t);
+  s->push_ready(core::current_worker(), t);
 }
 
 spawn_context::spawn_context(task* t) : task_(t), parent_(t->parent) {
   t->pending.store(spawn_bias, std::memory_order_relaxed);
+  // Before the accesses: a task in the communication class raises its predecessors.
+  core::scheduler::instance()->classify(t);
 }
 
 void spawn_context::region(const void* addr, std::size_t bytes, access_mode mode) {
@@ -99,7 +111,7 @@ void spawn_context::submit() {
     core::scheduler::instance()->push_ready(core::current_worker(), task_);
 }
 
-void spawn_context::raise_priority() { task_->priority = 1; }
+void spawn_context::raise_priority() { core::scheduler::instance()->raise_to_comm(task_); }
 
 void release_external(task* t, std::exception_ptr error, bool high) {
   // Record before the release: the acq_rel below publishes it to whoever runs t. Only the
@@ -108,7 +120,7 @@ void release_external(task* t, std::exception_ptr error, bool high) {
     t->error = std::move(error);
     t->flags |= flag_failed;
   }
-  if (high) t->priority = 1;
+  if (high) core::scheduler::instance()->raise_to_comm(t);
   if (t->pending.fetch_sub(1, std::memory_order_acq_rel) == 1)
     core::scheduler::instance()->make_ready(t);
 }

@@ -28,6 +28,12 @@ int add_edge(task* pred, task* succ) {
   if (pred == succ) return 0;
   std::uint32_t n = pred->nsucc.load(std::memory_order_acquire);
   if (n == successors_closed) return 0;
+  // A task that communicates waits for pred: pred joins the communication class, so that what
+  // other ranks wait for is produced early (seed 001, sect. 5.2: tasks with an edge leaving
+  // the process are raised). Effective when pred is not ready yet.
+  if (succ->comm.load(std::memory_order_relaxed) != 0 &&
+      pred->comm.load(std::memory_order_relaxed) == 0)
+    pred->comm.store(1, std::memory_order_relaxed);
   // Only this thread adds successors to pred, so slot n is ours until the CAS publishes it.
   if (n < task_inline_successors) {
     pred->succ[n] = succ;

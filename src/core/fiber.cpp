@@ -160,6 +160,12 @@ bool fiber::in_guard(const void* addr) const {
 
 void set_fiber_main(fiber_main_fn fn) { g_fiber_main = fn; }
 
+namespace {
+std::atomic<std::size_t> g_live_fibers{0};
+}  // namespace
+
+std::size_t live_fibers() noexcept { return g_live_fibers.load(std::memory_order_relaxed); }
+
 fiber* create_fiber(std::size_t stack_size) {
   const std::size_t ps = page_size();
   // The fiber record sits at the top of its own mapping, above the stack: records of
@@ -195,11 +201,13 @@ fiber* create_fiber(std::size_t stack_size) {
 #ifdef HYTASK_TSAN
   f->tsan_fiber = __tsan_create_fiber(0);
 #endif
+  g_live_fibers.fetch_add(1, std::memory_order_relaxed);
   return f;
 }
 
 void destroy_fiber(fiber* f) {
   if (!f) return;
+  g_live_fibers.fetch_sub(1, std::memory_order_relaxed);
 #ifdef HYTASK_TSAN
   if (f->tsan_fiber) __tsan_destroy_fiber(f->tsan_fiber);
 #endif

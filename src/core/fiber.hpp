@@ -40,6 +40,9 @@ void set_fiber_main(fiber_main_fn fn);
 // Throws std::system_error if the stack cannot be mapped.
 fiber* create_fiber(std::size_t stack_size);
 void destroy_fiber(fiber* f);
+// Fibers that exist now (parked with a task, pooled, or running): a measure of the memory
+// held by stacks, for tests and statistics.
+std::size_t live_fibers() noexcept;
 
 // Describes the calling thread's native context; switch_to can return to it.
 void init_home_fiber(fiber* home);

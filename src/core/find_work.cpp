@@ -1,4 +1,17 @@
 // Finding work: the order in which a worker takes ready tasks, and stealing.
+//
+// A worker takes, in this order:
+//   1. the task suspend gave back (`first`), then its mailbox (loop participants);
+//   2. tasks of a positive key: its own heap or the injection queue, whichever has the higher;
+//      if neither has one but another worker's heap does, it steals the highest there;
+//   3. every inject_check_period steps, an injected task of any key (fairness);
+//   4. the next slot: the successor the task that just finished released (cache reuse);
+//   5. its FIFOs of key-0 tasks (deepest level first, oldest first), then injected ones;
+//   6. key-0 tasks of other workers (shallowest level, oldest first; in batches);
+//   7. tasks of a negative key: its own, injected, then other workers';
+//   8. yielded tasks, its own then others' (oldest first).
+// So on one worker a ready task never starts while one of a higher key waits, and among equal
+// keys the order is FIFO but for the next slot.
 #include "core/scheduler.hpp"
 
 #include <algorithm>
@@ -9,29 +22,64 @@ namespace hytask::core {
 
 using namespace sched;
 
-// ---- finding work --------------------------------------------------------------------
+task* scheduler::pop_prio(worker* w, std::int64_t min) {
+  std::int64_t key;
+  task* t = w->prio.pop(min, key);
+  if (t != nullptr && key > 0) positive_ready_.fetch_sub(1, std::memory_order_relaxed);
+  return t;
+}
 
-task* scheduler::steal(worker* w) {
-  for (unsigned v : w->victims) {
-    worker* o = workers_[v];
-    if (o->high.maybe_nonempty())
-      if (task* t = o->high.steal()) return t;
-  }
-  for (unsigned v : w->victims) {
-    worker* o = workers_[v];
-    if (!o->normal.maybe_nonempty()) continue;
-    task* t = o->normal.steal();
-    if (t == nullptr) continue;
-    // A steal costs a few cache-line transfers; take a batch while the victim has plenty
-    // (the lines are now in this core's cache, so the next steals are cheap).
-    std::int64_t batch = std::min<std::int64_t>(steal_batch_max, o->normal.size_estimate() / 2);
-    for (std::int64_t k = 0; k < batch; ++k) {
-      task* more = o->normal.steal();
-      if (more == nullptr) break;
-      w->normal.push(more);
+task* scheduler::steal_prio(worker* w, std::int64_t min) {
+  for (;;) {
+    worker* best = nullptr;
+    std::int64_t best_key = ready_heap::empty_key;
+    for (unsigned v : w->victims) {
+      const std::int64_t k = workers_[v]->prio.top_key();
+      if (k >= min && k > best_key) {
+        best_key = k;
+        best = workers_[v];
+      }
     }
+    if (best == nullptr) return nullptr;
+    std::int64_t key;
+    if (task* t = best->prio.pop(min, key)) {
+      if (key > 0) positive_ready_.fetch_sub(1, std::memory_order_relaxed);
+      return t;
+    }
+    // Taken meanwhile: look again (the heaps only shrink while this worker looks, unless
+    // their owners push, which is progress too).
+  }
+}
+
+task* scheduler::steal_levels(worker* w) {
+  // Announced before the first take: a batch in transit is in no worker's queue, and a worker
+  // must not conclude from that that no ordinary task is left (and start a negative one).
+  bool any = false;
+  for (unsigned v : w->victims) any = any || workers_[v]->levels.maybe_nonempty();
+  if (!any) return nullptr;
+  in_transit_.fetch_add(1, std::memory_order_seq_cst);
+  for (unsigned v : w->victims) {
+    worker* o = workers_[v];
+    if (!o->levels.maybe_nonempty()) continue;
+    unsigned level = 0;
+    fifo_levels::queue* q = nullptr;
+    task* t = o->levels.steal(level, q);
+    if (t == nullptr) continue;
+    // A steal costs a few cache-line transfers; take a batch of the same level while the
+    // victim has plenty (the lines are now in this core's cache, so the next steals are
+    // cheap). They keep their order: the oldest is run, the rest queued behind it.
+    const std::int64_t batch = std::min<std::int64_t>(steal_batch_max, q->size_estimate() / 2);
+    std::int64_t moved = 0;
+    for (; moved < batch; ++moved) {
+      task* more = q->take_oldest();
+      if (more == nullptr) break;
+      w->levels.push(more, level);
+    }
+    if (moved != 0) notify_pushed();
+    in_transit_.fetch_sub(1, std::memory_order_seq_cst);
     return t;
   }
+  in_transit_.fetch_sub(1, std::memory_order_seq_cst);
   return nullptr;
 }
 
@@ -46,41 +94,70 @@ task* scheduler::steal_yielded(worker* w) {
 
 task* scheduler::find_work(worker* w) {
   task* t = nullptr;
+  if ((t = w->first) != nullptr) {
+    w->first = nullptr;
+    note_taken(t);
+    return t;
+  }
   if (w->mailbox_local == nullptr && w->mailbox.load(std::memory_order_relaxed) != nullptr)
     w->mailbox_local = w->mailbox.exchange(nullptr, std::memory_order_acquire);
-  const unsigned injected = has_injected_.load(std::memory_order_relaxed);
   if ((t = w->mailbox_local) != nullptr) {
     w->mailbox_local = t->link;
-  } else if ((t = w->high.pop()) != nullptr) {
-  } else if ((injected & 2u) && (t = take_injected(1)) != nullptr) {
-  } else if ((injected & 1u) && ++w->inject_tick >= inject_check_period &&
-             (t = take_injected(0)) != nullptr) {
-    w->inject_tick = 0;
-  } else if ((t = w->next) != nullptr) {
-    w->next = nullptr;
-    return t;
-  } else if ((t = w->normal.pop()) == nullptr) {
-    if (injected & 1u) t = take_injected(0);
-    if (t == nullptr) t = steal(w);
-    if (t == nullptr && w->yielded.maybe_nonempty()) t = w->yielded.take_oldest();
-    if (t == nullptr) t = steal_yielded(w);
+  } else {
+    const std::int64_t own = w->prio.top_key(), injected = injected_.top_key();
+    if (own > 0 || injected > 0) {
+      t = injected > own ? take_injected(1) : pop_prio(w, 1);
+      if (t == nullptr) t = own > injected ? take_injected(1) : pop_prio(w, 1);
+    }
+    if (t == nullptr && positive_ready_.load(std::memory_order_relaxed) > 0) t = steal_prio(w, 1);
+    // Children completed here are counted out of their parent in batches; once no sibling of
+    // theirs is left on this worker, count them now: if they were the parent's last, it
+    // resumes in the next slot, before this worker climbs to shallower (older) work.
+    if (t == nullptr && w->done_parent != nullptr && w->next == nullptr &&
+        w->levels.deepest() <= static_cast<int>(w->done_parent->depth))
+      flush_children(w);
+    if (t != nullptr) {
+    } else if (injected != ready_heap::empty_key && ++w->inject_tick >= inject_check_period &&
+               (t = take_injected(ready_heap::empty_key)) != nullptr) {
+      w->inject_tick = 0;
+    } else if ((t = w->next) != nullptr) {
+      w->next = nullptr;
+      note_taken(t);
+      return t;
+    } else if ((t = w->levels.take()) != nullptr) {
+    } else if (injected >= 0 && (t = take_injected(0)) != nullptr) {
+    } else if ((t = steal_levels(w)) != nullptr) {
+    } else if (in_transit_.load(std::memory_order_seq_cst) != 0) {
+      // Ordinary tasks may be on their way between two workers: look again before taking a
+      // task of negative priority (returning null costs an idle round, not a sleep: the
+      // thief's pushes are visible work).
+    } else if (w->prio.maybe_nonempty() && (t = pop_prio(w, ready_heap::empty_key)) != nullptr) {
+    } else if (injected != ready_heap::empty_key &&
+               (t = take_injected(ready_heap::empty_key)) != nullptr) {
+    } else if ((t = steal_prio(w, ready_heap::empty_key)) != nullptr) {
+    } else if (w->yielded.maybe_nonempty() && (t = w->yielded.take_oldest()) != nullptr) {
+    } else {
+      t = steal_yielded(w);
+    }
   }
   // The next-slot task must not sit unstealable behind other work.
   if (t != nullptr && w->next != nullptr) {
-    push_ready(w, w->next);
+    enqueue(w, w->next);
     w->next = nullptr;
+    notify_pushed();
   }
+  if (t != nullptr) note_taken(t);
   return t;
 }
 
 bool scheduler::work_visible(worker* w) {
-  if (w->mailbox_local || w->mailbox.load(std::memory_order_relaxed) || w->next ||
-      w->yielded.maybe_nonempty() || w->high.maybe_nonempty() || w->normal.maybe_nonempty() ||
-      has_injected_.load(std::memory_order_relaxed))
+  if (w->first || w->mailbox_local || w->mailbox.load(std::memory_order_relaxed) || w->next ||
+      w->yielded.maybe_nonempty() || w->prio.maybe_nonempty() || w->levels.owner_nonempty() ||
+      injected_.maybe_nonempty())
     return true;
   for (unsigned v : w->victims) {
     worker* o = workers_[v];
-    if (o->high.maybe_nonempty() || o->normal.maybe_nonempty() || o->yielded.maybe_nonempty())
+    if (o->prio.maybe_nonempty() || o->levels.has_ready() || o->yielded.maybe_nonempty())
       return true;
   }
   return false;

@@ -269,6 +269,8 @@ void run_loop(std::int64_t n, loop_body_fn body, void* ctx, schedule s, std::siz
   for (unsigned q = 0; q < P; ++q) {
     task* t = sched->allocate(w);
     t->flags |= flag_internal;
+    // Tasks the body spawns are one level below the caller, as its own children would be.
+    t->depth = w->current_task ? w->current_task->depth : 0;
     t->name = name;
     t->on_complete = &ticket_complete;
     t->hook_arg = &ls->parts[q];

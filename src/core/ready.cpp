@@ -1,6 +1,8 @@
-// Making tasks ready: the ready queues, the injection queue of non-worker threads, mailboxes, and waking sleeping workers.
+// Making tasks ready: a worker's ready queues, the injection queue of threads that are not
+// workers, mailboxes, and waking sleeping workers.
 #include "core/scheduler.hpp"
 
+#include "core/assert.hpp"
 #include "core/cpu.hpp"
 #include "core/futex.hpp"
 #include "core/scheduler_internal.hpp"
@@ -9,11 +11,20 @@ namespace hytask::core {
 
 using namespace sched;
 
-// ---- ready queues and wake-ups -------------------------------------------------------
-
 void scheduler::push_ready(worker* w, task* t) {
-  (t->priority > 0 ? w->high : w->normal).push(t);
+  note_queued(t);
+  enqueue(w, t);
   notify_pushed();
+}
+
+void scheduler::enqueue(worker* w, task* t) {
+  const std::int64_t key = ready_key(t);
+  if (key == 0) {
+    w->levels.push(t, t->depth);
+  } else {
+    w->prio.push(t, key);
+    if (key > 0) positive_ready_.fetch_add(1, std::memory_order_relaxed);
+  }
 }
 
 void scheduler::notify_pushed() {
@@ -27,27 +38,19 @@ void scheduler::make_ready(task* t) {
 }
 
 void scheduler::inject(task* t) {
-  {
-    const int cls = t->priority > 0 ? 1 : 0;
-    std::lock_guard<std::mutex> lock(inject_mutex_);
-    injected_[cls].push_back(t);
-    has_injected_.fetch_or(1u << cls, std::memory_order_relaxed);
-  }
+  note_queued(t);
+  injected_.push(t, ready_key(t));
   full_fence();
   if (sleepers_.load(std::memory_order_relaxed) > 0) wake_one();
 }
 
-task* scheduler::take_injected(int cls) {
-  std::lock_guard<std::mutex> lock(inject_mutex_);
-  std::deque<task*>& q = injected_[cls];
-  if (q.empty()) return nullptr;
-  task* t = q.front();
-  q.pop_front();
-  if (q.empty()) has_injected_.fetch_and(~(1u << cls), std::memory_order_relaxed);
-  return t;
+task* scheduler::take_injected(std::int64_t min) {
+  std::int64_t key;
+  return injected_.pop(min, key);
 }
 
 void scheduler::post_to_mailbox(unsigned index, task* t) {
+  note_queued(t);
   worker* w = workers_[index];
   task* head = w->mailbox.load(std::memory_order_relaxed);
   do {

@@ -44,10 +44,12 @@ bool scheduler::mailbox_pending(const worker* w) const {
 
 void scheduler::go_home(worker* w) {
   // Work only this worker could run must become stealable while main is away.
-  if (w->next) {
-    push_ready(w, w->next);
-    w->next = nullptr;
-  }
+  for (task** slot : {&w->first, &w->next})
+    if (*slot != nullptr) {
+      enqueue(w, *slot);  // still queued: no note
+      *slot = nullptr;
+      notify_pushed();
+    }
   flush_counts(w);
   switch_to(running_fiber(), &w->home, &after_recycle, nullptr);
 }
@@ -101,9 +103,14 @@ void scheduler::release_successors(worker* w, task* t) {
   for (std::uint32_t i = 0; i < inline_n; ++i) prefetch_for_write(t->succ[i]);
   auto release = [&](task* s) {
     if (s->pending.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-    if (w == nullptr) inject(s);
-    else if (s->priority > 0 || w->next != nullptr) push_ready(w, s);
-    else w->next = s;
+    if (w == nullptr) {
+      inject(s);
+    } else if (w->next != nullptr || ready_key(s) != 0) {
+      push_ready(w, s);
+    } else {
+      note_queued(s);
+      w->next = s;
+    }
   };
   for (std::uint32_t i = 0; i < inline_n; ++i) release(t->succ[i]);
   // Read only what the closed count covers: an adder that lost the race with completion may
@@ -148,7 +155,7 @@ void scheduler::complete(worker* w, task* t) {
 void scheduler::child_done_direct(worker* w, task* p) {
   std::int32_t now = p->alive.fetch_sub(1, std::memory_order_seq_cst) - 1;
   if (now == 0) complete(w, p);
-  else if (now == detail::body_share) wake_waiting_parent(p);
+  else if (now == detail::body_share) wake_waiting_parent(w, p);
 }
 
 void scheduler::child_done(worker* w, task* p) {
@@ -173,15 +180,15 @@ void scheduler::flush_children(worker* w) {
   if (p == nullptr) return;
   std::int32_t now = p->alive.fetch_sub(n, std::memory_order_seq_cst) - n;
   if (now == 0) complete(w, p);
-  else if (now == detail::body_share) wake_waiting_parent(p);
+  else if (now == detail::body_share) wake_waiting_parent(w, p);
 }
 
-void scheduler::wake_waiting_parent(task* p) {
+void scheduler::wake_waiting_parent(worker* w, task* p) {
   if (p->waiting.load(std::memory_order_seq_cst) != 1) return;
   // Main waits by running tasks until its count is right; it re-checks when woken, so a
   // wake is all it needs (a late one is harmless). A task must be resumed exactly once.
   if (p == &root_) wake(workers_[0]);
-  else if (p->waiting.exchange(0) == 1) resume(p);
+  else if (p->waiting.exchange(0) == 1) resume_next(w, p);
 }
 
 void scheduler::flush_counts(worker* w) {
@@ -190,7 +197,16 @@ void scheduler::flush_counts(worker* w) {
 }
 
 void scheduler::begin_run(worker* w, task* t) {
-  while (w->done_parent != nullptr && w->done_parent != t->parent) flush_children(w);
+  HYTASK_ASSERT(w->current_task == nullptr, "a worker runs one task at a time");
+  if (w->done_parent != nullptr && w->done_parent != t->parent) {
+    while (w->done_parent != nullptr) flush_children(w);
+    // A parent resumed by that flush must not wait, unstealable in the next slot, while t runs.
+    if (w->next != nullptr) {
+      enqueue(w, w->next);
+      w->next = nullptr;
+      notify_pushed();
+    }
+  }
   w->tasks_run.store(w->tasks_run.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   if (hooks_.every != 0) busy_poll(w);
   w->current_task = t;

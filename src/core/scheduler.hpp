@@ -13,15 +13,17 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <mutex>
 #include <string_view>
 #include <thread>
 #include <vector>
 
+#include "core/comm_types.hpp"
 #include "core/deque.hpp"
 #include "core/fiber.hpp"
+#include "core/fifo_levels.hpp"
 #include "core/progress_hooks.hpp"
+#include "core/ready_heap.hpp"
 #include "hytask/config.hpp"
 #include "hytask/core/detail/task.hpp"
 
@@ -43,7 +45,8 @@ using help_pred_fn = bool (*)(void* arg, bool found_nothing);
 struct alignas(4096) worker {
   // ---- page 0: owner only
   unsigned index = 0;
-  task* next = nullptr;  // a successor released by the task that just finished (owner only)
+  task* next = nullptr;  // a successor released by the task that just finished (key 0)
+  task* first = nullptr;  // a task find_work handed out and suspend gave back: runs next
   task* mailbox_local = nullptr;
 
   fiber home;                  // the thread's native context
@@ -75,8 +78,10 @@ struct alignas(4096) worker {
   std::thread thread;
 
   // ---- page 1: shared with other workers
-  alignas(4096) ws_deque<task*> high;
-  ws_deque<task*> normal;
+  // Ready tasks: those of key 0 in FIFOs per depth, the others (a priority, or the
+  // communication class) in a heap, highest key first. See find_work for the whole order.
+  alignas(4096) fifo_levels levels;
+  ready_heap prio;
   // Tasks that yielded: run after every other source of work, oldest first. Taken from the
   // FIFO end by the owner and by thieves alike, so idle workers share them out.
   ws_deque<task*> yielded;
@@ -114,11 +119,38 @@ class scheduler {
   // --- waiting ---
   void wait_children(worker* w);            // wait_all
   void suspend(arm_fn arm, void* arg);      // current task, or main's root
-  void resume(task* t, bool high = false);  // from any thread; high: run before normal tasks
+  // Makes a suspended task ready again, from any thread, behind the ready tasks of its key;
+  // `comm` puts it in the communication class (resumed by a completed communication).
+  void resume(task* t, bool comm = false);
+  // The same from a worker at a scheduling point that released t (its last child completed):
+  // t runs next on this worker, like a released successor.
+  void resume_next(worker* w, task* t);
   void yield();
   void throttle(worker* w);
   void help_until(worker* w, help_pred_fn pred, void* arg);  // main's home context only
   void post_to_mailbox(unsigned worker_index, task* t);
+
+  // --- priorities ---
+  // The order among ready tasks: the key, then FIFO. key = 2 * priority + communication
+  // class, so the communication class sits just above ordinary tasks of the same priority.
+  static std::int64_t ready_key(const task* t) noexcept {
+    return 2 * static_cast<std::int64_t>(t->priority) + t->comm.load(std::memory_order_relaxed);
+  }
+  // The communication class is on (HYTASK_COMM_PRIORITY=1).
+  bool comm_class() const noexcept { return settings_.comm_priority; }
+  // Puts t in the communication class (before it is ready; no effect when the class is off).
+  void raise_to_comm(task* t) noexcept {
+    if (settings_.comm_priority) t->comm.store(1, std::memory_order_relaxed);
+  }
+  // At spawn, once t's callable is stored: tasks of a type that communicated before start in
+  // the communication class.
+  void classify(task* t) noexcept {
+    if (settings_.comm_priority && comm_types_.contains(t->invoke))
+      t->comm.store(1, std::memory_order_relaxed);
+  }
+  // The running task t posted a communication: remember its type. True when it is new.
+  bool learn_comm(task* t) { return settings_.comm_priority && comm_types_.learn(t->invoke); }
+  std::size_t comm_types_learned() const noexcept { return comm_types_.size(); }
 
   // --- upper layers ---
   const progress_hooks& hooks() const noexcept { return hooks_; }
@@ -169,7 +201,9 @@ class scheduler {
   void worker_thread(unsigned index);
   task* find_work(worker* w);
   bool work_visible(worker* w);
-  task* steal(worker* w);
+  task* pop_prio(worker* w, std::int64_t min);   // own heap, key >= min
+  task* steal_prio(worker* w, std::int64_t min); // the victim heap with the highest key >= min
+  task* steal_levels(worker* w);
   task* steal_yielded(worker* w);
   void run(worker* w, task* t);
   void begin_run(worker* w, task* t);  // bookkeeping before a task's body starts or resumes
@@ -180,7 +214,7 @@ class scheduler {
   void child_done(worker* w, task* parent);
   void child_done_direct(worker* w, task* parent);  // one decrement, now (holds, foreign threads)
   void flush_children(worker* w);
-  void wake_waiting_parent(task* p);
+  void wake_waiting_parent(worker* w, task* p);  // w may be null (a foreign thread)
   void idle(worker* w);
   void go_home(worker* w);
   bool should_go_home(worker* w, bool found_nothing);
@@ -189,8 +223,9 @@ class scheduler {
   void wake(worker* w);
   fiber* take_fiber(worker* w);
   void free_task(worker* w, task* t);
+  void enqueue(worker* w, task* t);  // into w's ready queues; no notification
   void inject(task* t);
-  task* take_injected(int cls);
+  task* take_injected(std::int64_t min);  // key >= min
 
   static void after_recycle(fiber* from, void* arg);
   static void after_park(fiber* from, void* arg);
@@ -210,12 +245,16 @@ class scheduler {
   alignas(64) std::atomic<int> sleepers_{0};
 
   // Tasks made ready by threads that are not workers (the MPI progress thread, a user
-  // thread setting an event), FIFO per priority class. A worker looks at the high class
-  // before its own normal deque, and at the normal class at least every
-  // inject_check_period scheduling steps, so a worker that keeps spawning cannot starve them.
-  alignas(64) std::mutex inject_mutex_;
-  std::deque<task*> injected_[2];  // [0] normal, [1] high
-  std::atomic<unsigned> has_injected_{0};  // bit c: injected_[c] is not empty
+  // thread setting an event), in key order. A worker takes those of a positive key as it
+  // does its own, and the others at least every inject_check_period scheduling steps, so a
+  // worker that keeps spawning cannot starve them.
+  ready_heap injected_;
+  // Tasks of a positive key in the workers' heaps (approximate): a worker whose own heap has
+  // none looks at the others' before running an ordinary task. Written only where
+  // priorities are used.
+  alignas(64) std::atomic<std::int64_t> positive_ready_{0};
+  alignas(64) std::atomic<int> in_transit_{0};  // steal_levels calls under way
+  comm_types comm_types_;
 
   std::mutex pool_mutex_;         // global task pool
   std::vector<task*> pool_;       // batches flow here from workers that free more than they spawn

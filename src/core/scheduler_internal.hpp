@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <exception>
 
+#include "core/assert.hpp"
 #include "core/scheduler.hpp"
 
 namespace hytask::core::sched {
@@ -34,10 +35,30 @@ inline void reset_task(task* t) {
   t->nsucc.store(0, std::memory_order_relaxed);
   t->flags = 0;
   t->priority = 0;
+  t->depth = 0;
+  t->comm.store(0, std::memory_order_relaxed);
   t->pending.store(0, std::memory_order_relaxed);
   t->alive.store(detail::body_share, std::memory_order_relaxed);
   t->refs.store(1, std::memory_order_relaxed);
   t->tracker_refs = 0;
+}
+
+// Debug bookkeeping of the invariant "a task is in at most one ready place (a queue, a
+// worker's next or first slot, a mailbox) and is not running while there".
+inline void note_queued([[maybe_unused]] task* t) {
+#if defined(HYTASK_ASSERTIONS)
+  HYTASK_ASSERT(!(t->flags & detail::flag_queued), "a task is made ready twice");
+  HYTASK_ASSERT(!(t->flags & detail::flag_root), "main's root task is never queued");
+  HYTASK_ASSERT(t->pending.load(std::memory_order_relaxed) == 0,
+                "a task is made ready only when all its predecessors have completed");
+  t->flags |= detail::flag_queued;
+#endif
+}
+inline void note_taken([[maybe_unused]] task* t) {
+#if defined(HYTASK_ASSERTIONS)
+  HYTASK_ASSERT(t->flags & detail::flag_queued, "a task runs only after it was made ready");
+  t->flags &= ~detail::flag_queued;
+#endif
 }
 
 inline void record_error(task* t, std::exception_ptr e) {

@@ -25,7 +25,6 @@ void scheduler::after_park(fiber* from, void* arg) {
   pa.arm(pa.t, pa.arg);
 }
 
-
 task* scheduler::hold_current() {
   worker* w = current_worker();
   task* t = w ? w->current_task : nullptr;
@@ -41,8 +40,6 @@ void scheduler::release_hold(task* t, std::exception_ptr error) {
   if (error) record_error(t, std::move(error));
   child_done_direct(current_worker(), t);
 }
-
-// ---- waiting, suspension, yield, throttling ------------------------------------------
 
 void scheduler::help_until(worker* w, help_pred_fn pred, void* arg) {
   if (pred(arg, false)) return;
@@ -80,6 +77,7 @@ void scheduler::suspend(arm_fn arm, void* arg) {
   // switch) instead of going through a loop fiber (two switches and a pool round trip).
   task* next = find_work(w);
   if (next != nullptr && (next->flags & detail::flag_started)) {
+    w->current_task = nullptr;  // t is parked from here on
     begin_run(w, next);
     switch_to(running_fiber(), static_cast<fiber*>(next->fiber), &after_park, &pa);
     return;  // resumed by begin_run + a switch to this fiber
@@ -92,24 +90,33 @@ void scheduler::suspend(arm_fn arm, void* arg) {
 }
 
 void scheduler::unget(worker* w, task* t) {
+  note_queued(t);
   if (t->flags & detail::flag_internal) {  // loop participants come from the mailbox only
     t->link = w->mailbox_local;
     w->mailbox_local = t;
-  } else if (w->next == nullptr) {
-    w->next = t;
   } else {
-    push_ready(w, t);
+    HYTASK_ASSERT(w->first == nullptr, "one task at most is given back between two finds");
+    w->first = t;
   }
 }
 
-void scheduler::resume(task* t, bool high) {
+void scheduler::resume(task* t, bool comm) {
   if (t == &root_) {
     root_resumed_.store(1, std::memory_order_seq_cst);
     wake(workers_[0]);
     return;
   }
-  if (high) t->priority = 1;
+  if (comm) raise_to_comm(t);
   make_ready(t);
+}
+
+void scheduler::resume_next(worker* w, task* t) {
+  if (t == &root_ || w == nullptr || w->next != nullptr || ready_key(t) != 0) {
+    resume(t);
+    return;
+  }
+  note_queued(t);
+  w->next = t;
 }
 
 void scheduler::wait_children(worker* w) {
@@ -136,9 +143,10 @@ void scheduler::wait_children(worker* w) {
       suspend(
           [](task* t, void*) {
             t->waiting.store(1, std::memory_order_seq_cst);
+            // All children done already: run it next, on this worker.
             if (t->alive.load(std::memory_order_seq_cst) == detail::body_share &&
                 t->waiting.exchange(0) == 1)
-              instance_->resume(t);
+              instance_->resume_next(current_worker(), t);
           },
           nullptr);
     }
@@ -174,6 +182,7 @@ void scheduler::yield() {
       [](task* t, void*) {
         // No wake-up: this worker stays busy and runs the task again itself when nothing
         // else is ready; idle workers that are awake may take it meanwhile.
+        note_queued(t);
         current_worker()->yielded.push(t);
       },
       nullptr);

@@ -349,6 +349,43 @@ void many_messages() {
   for (int i = 0; i < n; ++i) check(got[static_cast<std::size_t>(i)] == i, "message " + std::to_string(i));
 }
 
+// The program of the scheduling issue, as a new user writes it: one task with a blocking
+// transfer of 4 MiB each way, then compute tasks, no priority and no channel declaration.
+// Here for correctness (every mode, policy and worker count); its overlap is measured by
+// hytask-overlap (docs/benchmarks.md).
+void overlap_program() {
+  if (g_size < 2 || g_rank > 1) return;
+  const int peer = 1 - g_rank;
+  const std::size_t n = std::size_t{1} << 19;  // doubles: 4 MiB
+  std::vector<double> out(n), in(n, -1.0);
+  for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<double>(i) * 0.5 + g_rank;
+  std::atomic<long> computed{0};
+  for (int round = 0; round < 3; ++round) {
+    hytask::spawn([&] {
+      if (g_rank == 0) {
+        mpi::send(std::span(out), peer, 7);
+        mpi::recv(std::span(in), peer, 8);
+      } else {
+        mpi::recv(std::span(in), peer, 7);
+        mpi::send(std::span(out), peer, 8);
+      }
+    });
+    for (int i = 0; i < 24; ++i)
+      hytask::spawn([&computed] {
+        volatile double x = 1;
+        for (int k = 0; k < 100000; ++k) x = x * 1.0000001 + 1e-9;
+        computed++;
+      });
+    hytask::wait_all();
+    for (std::size_t i = 0; i < n; i += 4099)
+      check(in[i] == static_cast<double>(i) * 0.5 + peer,
+            "round " + std::to_string(round) + ": element " + std::to_string(i) + " is " +
+                std::to_string(in[i]));
+    std::fill(in.begin(), in.end(), -1.0);
+  }
+  check(computed.load() == 3 * 24, "compute tasks ran " + std::to_string(computed.load()) + " times");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -362,7 +399,7 @@ int main(int argc, char** argv) {
       {"ordering_directions", ordering_directions},
       {"errors", errors},               {"probe", probe},
       {"collectives", collectives},     {"from_main", from_main},
-      {"many_messages", many_messages},
+      {"many_messages", many_messages}, {"overlap_program", overlap_program},
   };
   std::vector<std::string> chosen(argv + 1, argv + argc);
   if (chosen.empty())

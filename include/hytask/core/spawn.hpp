@@ -50,7 +50,7 @@ class spawn_context {
   // add_external() and later call release_external(target()).
   task* target() const { return task_; }
   void add_external() { ++external_; }
-  // The task communicates: put it in the high priority class.
+  // The task communicates: put it in the communication class.
   void raise_priority();
   void submit();
 
@@ -63,7 +63,7 @@ class spawn_context {
 
 // Releases one external dependency of t; makes t ready when it was the last one. With an
 // error, t fails: its body will not run and the error reaches the wait_all that covers it.
-// `high` puts t in the high priority class (tasks released by communication).
+// `high` puts t in the communication class (tasks released by communication).
 void release_external(task* t, std::exception_ptr error = nullptr, bool high = false);
 
 }  // namespace detail

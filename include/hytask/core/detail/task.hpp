@@ -23,6 +23,7 @@ enum task_flags : std::uint32_t {
   flag_cold = 1u << 5,      // line 2 holds a name, an id or hooks to clear before reuse
   flag_error = 1u << 6,     // the body threw (its exception is in line 2)
   flag_failed = 1u << 7,    // a dependency failed before the body ran: skip the body
+  flag_queued = 1u << 8,    // in a ready queue (checked by the scheduler's debug assertions)
 };
 // Line 2 needs a look at completion and reuse only when one of these is set; a leaf task
 // without a name never touches it.
@@ -36,6 +37,7 @@ using complete_hook_fn = void (*)(task*);
 inline constexpr std::size_t task_inline_bytes = 80;
 inline constexpr std::uint32_t task_inline_successors = 8;
 inline constexpr std::uint32_t successors_closed = 0xffffffffu;
+inline constexpr unsigned max_depth = 63;  // deeper tasks share the deepest ready queue
 
 // alive = body_share while the body runs + published children + holds - completed
 // children. The share is large so that children completing before the parent published
@@ -64,8 +66,12 @@ struct alignas(64) task {
   task* parent = nullptr;      // in a pool: the next free record
   std::atomic<std::uint32_t> nsucc{0};
   std::uint32_t flags = 0;
-  std::int16_t priority = 0;
+  std::int32_t priority = 0;       // task_options::priority
   std::uint8_t succ_overflow = 0;  // set by the (single) successor adder when it made blocks
+  std::uint8_t depth = 0;          // nesting: the root's is 0, its children's 1, ... (capped)
+  // 1: the communication class, just above ordinary tasks of the same priority. Set before
+  // the task is ready, possibly by several threads at once (a task released by two requests).
+  std::atomic<std::uint8_t> comm{0};
   std::uint8_t spare = 0;
   std::atomic<std::int32_t> pending{0};  // unresolved predecessors (+ a bias while spawning)
   std::atomic<std::int32_t> alive{body_share};
@@ -91,6 +97,9 @@ struct alignas(64) task {
   successor_block* succ_blocks = nullptr;  // overflow slots, in order
   successor_block* succ_tail = nullptr;
 };
+
+static_assert(offsetof(task, storage) == 48,
+              "the task record's layout: line 0 holds the header and the callable's first 80 bytes");
 
 // Stores a callable into the task, inline when it fits.
 template <class F>

@@ -1,0 +1,24 @@
+// HYTASK_ASSERT: the scheduler's invariants, checked in debug builds and in the sanitizer
+// variants of the library (HYTASK_ASSERTIONS), compiled out otherwise. A failed check prints
+// the condition, where it is and why it must hold, then aborts: it is a bug in hytask, not a
+// misuse (misuse throws hytask::usage_error).
+#pragma once
+
+#if defined(HYTASK_ASSERTIONS)
+#include <cstdio>
+#include <cstdlib>
+
+namespace hytask::core {
+[[noreturn]] inline void assertion_failed(const char* cond, const char* why, const char* file,
+                                          int line) {
+  std::fprintf(stderr, "hytask: internal error at %s:%d: %s (%s). Please report it.\n", file,
+               line, why, cond);
+  std::abort();
+}
+}  // namespace hytask::core
+
+#define HYTASK_ASSERT(cond, why) \
+  ((cond) ? void(0) : ::hytask::core::assertion_failed(#cond, why, __FILE__, __LINE__))
+#else
+#define HYTASK_ASSERT(cond, why) ((void)0)
+#endif
