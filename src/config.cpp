@@ -261,6 +261,20 @@ const std::vector<knob>& knobs() {
                                  [](unsigned v) { return v <= 1000000; }),
        [](const settings& s) { return std::to_string(s.poll_us); }},
 
+      {"HYTASK_BACKSTOP_US", "backstop_us", "an integer from 0 to 1000000 (microseconds; 0 = off)",
+       "with HYTASK_PROGRESS=workers, a sleeping thread polls when MPI operations are pending "
+       "and no worker has polled for this long (every worker runs a long task)",
+       [](settings& s) { s.backstop_us = 500; },
+       [](const std::string& t, settings& s) {
+         auto v = parse_uint(t);
+         if (!v || *v > 1000000) return false;
+         s.backstop_us = static_cast<unsigned>(*v);
+         return true;
+       },
+       explicit_number<unsigned>(&config::backstop_us, &settings::backstop_us,
+                                 [](unsigned v) { return v <= 1000000; }),
+       [](const settings& s) { return std::to_string(s.backstop_us); }},
+
       {"HYTASK_PROGRESS_MIN_US", "progress_min_us", "an integer from 1 to 1000000 (microseconds)",
        "shortest wait between two polls of a thread that waits for MPI operations",
        [](settings& s) { s.progress_min_us = 5; },

@@ -35,6 +35,7 @@ struct config {
   std::optional<progress_policy> progress{};    // HYTASK_PROGRESS: workers | thread | none
   std::optional<unsigned> poll_every{};         // HYTASK_POLL_EVERY: busy-worker poll interval
   std::optional<unsigned> poll_us{};            // HYTASK_POLL_US: busy-worker poll period, 0 = off
+  std::optional<unsigned> backstop_us{};        // HYTASK_BACKSTOP_US: poll when no worker has, 0 = off
   std::optional<unsigned> progress_min_us{};    // HYTASK_PROGRESS_MIN_US: shortest poll period
   std::optional<unsigned> progress_max_us{};    // HYTASK_PROGRESS_MAX_US: longest poll period
   std::optional<bool> comm_priority{};          // HYTASK_COMM_PRIORITY: 1 | 0
@@ -55,6 +56,7 @@ struct settings {
   progress_policy progress = progress_policy::workers;
   unsigned poll_every = 0;
   unsigned poll_us = 0;
+  unsigned backstop_us = 0;
   unsigned progress_min_us = 0;
   unsigned progress_max_us = 0;
   bool comm_priority = true;

@@ -184,10 +184,15 @@ core::progress_hooks comm_system::progress_hooks() {
   return h;
 }
 
+bool comm_system::backstop() const noexcept {
+  return settings_.progress == progress_policy::workers && settings_.backstop_us > 0 &&
+         settings_.mpi_mode != hytask::mpi_mode::masteronly;
+}
+
 void comm_system::start() {
   const bool timer = settings_.progress == progress_policy::thread &&
                      settings_.mpi_mode != hytask::mpi_mode::masteronly;
-  if (settings_.mpi_mode == hytask::mpi_mode::multiple && timer)
+  if (settings_.mpi_mode == hytask::mpi_mode::multiple && (timer || backstop()))
     thread_ = std::thread([this] { thread_main(false); });
   if (settings_.watchdog_s > 0) watchdog_ = std::thread([this] { watchdog_main(); });
   started_.store(true, std::memory_order_release);
@@ -236,7 +241,7 @@ void comm_system::post_here(operation* op) {
   // wake per message would cost a system call and a context switch each).
   if (settings_.mpi_mode != hytask::mpi_mode::masteronly)
     if (auto* s = core::scheduler::instance()) s->wake_for_progress();
-  if (settings_.progress == progress_policy::thread &&
+  if ((settings_.progress == progress_policy::thread || backstop()) &&
       settings_.mpi_mode == hytask::mpi_mode::multiple &&
       thread_parked_.load(std::memory_order_seq_cst)) {
     thread_word_.fetch_add(1, std::memory_order_release);
@@ -401,13 +406,31 @@ void comm_system::thread_main(bool is_mpi_thread) {
   const std::int64_t min_wait = static_cast<std::int64_t>(settings_.progress_min_us) * 1000;
   const std::int64_t max_wait = static_cast<std::int64_t>(settings_.progress_max_us) * 1000;
   std::int64_t wait = min_wait;
+  // The backstop (HYTASK_PROGRESS=workers): while operations are pending, look every period;
+  // poll only when nobody polled since the last look (every worker is inside a long task).
+  // While the workers keep polling, the period doubles, up to 4x, so that looking costs
+  // little; a look that had to poll resets it.
+  const bool backstop_on = backstop();
+  const std::int64_t backstop_ns = static_cast<std::int64_t>(settings_.backstop_us) * 1000;
+  std::int64_t backstop_wait = backstop_ns;
+  std::uint64_t polls_seen = engine_.polls();
   for (;;) {
     const std::uint32_t seen = thread_word_.load(std::memory_order_acquire);
     if (is_mpi_thread) run_commands();
     const bool asked = poll_requested_.exchange(false, std::memory_order_acq_rel);
     core::poll_result r = core::poll_result::nothing_pending;
-    if (timer || asked)
+    if (timer || asked) {
       r = engine_.poll();
+    } else if (backstop_on && engine_.pending() != 0) {
+      if (engine_.polls() == polls_seen) {
+        r = engine_.poll();
+        backstop_polls_.fetch_add(1, std::memory_order_relaxed);
+        backstop_wait = backstop_ns;
+      } else {
+        backstop_wait = std::min(4 * backstop_ns, 2 * backstop_wait);
+      }
+    }
+    polls_seen = engine_.polls();
     if (stopping_.load(std::memory_order_acquire) && engine_.pending() == 0 &&
         !has_commands_.load(std::memory_order_acquire))
       break;
@@ -421,12 +444,16 @@ void comm_system::thread_main(bool is_mpi_thread) {
                                                 : std::min(max_wait, 2 * wait);
       timeout = static_cast<long>(wait);
     }
+    if (backstop_on && engine_.pending() != 0) timeout = static_cast<long>(backstop_wait);
     if (stopping_.load(std::memory_order_acquire)) timeout = 1000000;  // draining: keep polling
     if (timeout < 0) {
       // Parked until an operation is registered: announce it, then look again (against the
       // poster's register-then-look, no registration is missed).
       thread_parked_.store(true, std::memory_order_seq_cst);
-      if (engine_.pending() != 0 && timer) timeout = static_cast<long>(wait);
+      if (engine_.pending() != 0) {
+        if (timer) timeout = static_cast<long>(wait);
+        if (backstop_on) timeout = static_cast<long>(backstop_wait = backstop_ns);
+      }
     }
     if (thread_word_.load(std::memory_order_acquire) == seen)
       core::futex_wait(thread_word_, seen, timeout);

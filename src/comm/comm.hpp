@@ -99,6 +99,7 @@ class comm_system {
   };
 
   bool may_call_mpi() const;
+  bool backstop() const noexcept;  // a sleeping thread polls when the workers do not
   void post_here(operation* op);
   void run_commands();
   void nudge();  // ask the MPI-owning thread to poll (funneled, masteronly)
@@ -140,6 +141,7 @@ class comm_system {
   std::atomic<bool> thread_parked_{false};  // the progress thread sleeps with nothing pending
 
   std::atomic<std::uint64_t> posts_{0};
+  std::atomic<std::uint64_t> backstop_polls_{0};
 
   std::mutex channels_mutex_;
   std::unordered_map<channel_key, std::unique_ptr<channel_state>, channel_hash> channels_;

@@ -23,6 +23,8 @@ class engine {
   core::poll_result poll();
   std::size_t pending() const noexcept { return pending_.load(std::memory_order_seq_cst); }
   std::uint64_t completions() const noexcept { return completions_.load(std::memory_order_relaxed); }
+  // Polls made so far (by anyone): the backstop thread polls only when this has not moved.
+  std::uint64_t polls() const noexcept { return polls_.load(std::memory_order_relaxed); }
   // Calls f(op) for every pending operation (the watchdog); takes the poller's turn.
   template <class F>
   void for_each_pending(F&& f);
@@ -34,6 +36,7 @@ class engine {
   std::vector<operation*> incoming_;    // added since the last poll
   std::atomic<std::size_t> pending_{0};
   std::atomic<std::uint64_t> completions_{0};
+  std::atomic<std::uint64_t> polls_{0};  // written by the poller only
   std::atomic<bool> polling_{false};
 
   // Owned by the poller.

@@ -139,6 +139,12 @@ void yield() {
   core::scheduler::instance()->yield();
 }
 
+void poll() {
+  core::worker* w = core::current_worker();
+  if (w == nullptr) return;  // not a worker: nothing this thread may poll for
+  core::scheduler::instance()->poll_hint(w);
+}
+
 bool inside_task() {
   core::worker* w = core::current_worker();
   return w != nullptr && w->current_task != nullptr;

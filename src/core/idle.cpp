@@ -75,6 +75,12 @@ void scheduler::idle(worker* w) {
   w->sleep_word.store(awake, std::memory_order_relaxed);
 }
 
+void scheduler::poll_hint(worker* w) {
+  if (hooks_.poll == nullptr || !hooks_.has_pending(hooks_.ctx, w->index)) return;
+  hooks_.poll(hooks_.ctx, w->index, false);
+  w->last_poll_ns = now_ns();
+}
+
 void scheduler::wake_for_progress() {
   full_fence();
   if (sleepers_.load(std::memory_order_relaxed) > 0) wake_one();

@@ -155,6 +155,7 @@ class scheduler {
   // --- upper layers ---
   const progress_hooks& hooks() const noexcept { return hooks_; }
   void wake_for_progress();   // an operation was registered: wake a sleeping worker to poll
+  void poll_hint(worker* w);  // this_task::poll(): poll now if operations are pending
   task* hold_current();       // the current task will not complete before release_hold
   void release_hold(task* t, std::exception_ptr error = nullptr);  // from any thread
   std::uint64_t tasks_started() const noexcept;  // sum over workers, for the watchdog

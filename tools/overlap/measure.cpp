@@ -153,15 +153,16 @@ times plain_iteration(exchange& x, const pattern& p, std::uint64_t units) {
   return t;
 }
 
-// One iteration with hytask: a task exchanges the messages (it suspends while they are in
-// flight), and the compute runs as tasks beside it. The exchange task has priority, as a
-// task that communicates would in an application.
+// One iteration with hytask, written as a user would: a task exchanges the messages (it
+// suspends while they are in flight), then the compute is spawned as tasks beside it. No
+// priority, no channel declaration: the runtime's order and learned communication class are
+// what is measured.
 times task_iteration(exchange& x, const pattern& p, std::uint64_t units, unsigned tasks) {
   MPI_Barrier(MPI_COMM_WORLD);
   std::atomic<double> done{-1};
   std::atomic<std::int64_t> comp_ns{0};
   const double t0 = now_us();
-  hytask::spawn({.priority = 1, .name = "exchange"}, [&] {
+  hytask::spawn({.name = "exchange"}, [&] {
     std::vector<hytask::mpi::request> reqs;
     reqs.reserve(x.send.size() * 2);
     x.each([&](double* in, const double* out, int peer, int tag) {
@@ -268,7 +269,11 @@ std::vector<row> measure(const context& ctx, mode m, std::size_t bytes) {
     threads = rt->settings().threads;
   }
   auto iteration = [&](const pattern& p, std::uint64_t units) {
-    return rt ? task_iteration(x, p, units, opt.tasks) : plain_iteration(x, p, units);
+    unsigned tasks = opt.tasks;
+    if (opt.task_us > 0)
+      tasks = static_cast<unsigned>(std::max<long long>(
+          1, std::llround(static_cast<double>(units) * ctx.unit_ns * 1e-3 / opt.task_us)));
+    return rt ? task_iteration(x, p, units, tasks) : plain_iteration(x, p, units);
   };
   // Enough iterations for min_time, decided from the slowest rank so all agree.
   auto iterations_for = [&](double estimate_us) {

@@ -64,6 +64,8 @@ what to run:
   --iters N         iterations per measurement (default 10)
   --min-time S      at least S seconds per measurement, for small messages (default 0.05)
   --tasks N         compute tasks per ASYNC iteration in hytask modes (default 32)
+  --task-us U       instead, compute tasks of U microseconds each (as many as the compute
+                    needs, at least one)
 
 output (rank 0):
   a table on stdout, and a progress line on stderr (--quiet: none)
@@ -240,6 +242,10 @@ options parse(int argc, char** argv) {
     else if (a == "--iters") o.iters = positive(a, next(), 1000000);
     else if (a == "--min-time") o.min_time = number(a, next());
     else if (a == "--tasks") o.tasks = positive(a, next(), 100000);
+    else if (a == "--task-us") {
+      o.task_us = number(a, next());
+      if (o.task_us < 1 || o.task_us > 1e7) bad("--task-us must be from 1 to 10000000 microseconds");
+    }
     else if (a == "--csv") o.csv = next();
     else if (a == "--json") o.json = next();
     else if (a == "--plot") o.plot = next();

@@ -37,6 +37,7 @@ struct options {
   unsigned iters = 10;
   double min_time = 0.05;              // seconds per measurement, at least
   unsigned tasks = 32;                 // compute tasks per ASYNC iteration in hytask modes
+  double task_us = 0;                  // or: compute tasks of this length (overrides tasks)
   std::string csv, json, plot;
   std::vector<std::string> merge;      // --merge: JSON files of earlier runs
   bool quiet = false;

@@ -12,6 +12,12 @@ namespace this_task {
 // worker can find; from main (outside any task) one ready task is run, if there is one.
 void yield();
 
+// Inside a long computation: lets pending communication progress (polls MPI when operations
+// are pending; a load when nothing is). Workers poll between tasks, and a sleeping backstop
+// thread polls when none has for HYTASK_BACKSTOP_US, so this is rarely needed; it helps a task
+// that computes for much longer than a transfer takes and runs where the backstop is off.
+void poll();
+
 // True when called from inside a task body.
 bool inside_task();
 
