@@ -140,11 +140,11 @@ long run_tasks(run_args& a) {
   };
 
   // The rest of panel k's update, in chunks of --update-blocks blocks. Its first block, when
-  // it is mine, is the next panel I will factor: a chunk of its own, spawned last so that a
-  // worker (which takes the newest ready task first) runs it before the rest. It stays in the
-  // normal class: at high priority it ran before the next panel's update and factorisation
-  // and before the send, and lengthened every step of the critical path (fact -> send ->
-  // update of the first unfinished panel -> fact, seed 004 §5.1) by two block updates.
+  // it is mine, is the next panel I will factor: a chunk of its own, spawned first so that it
+  // starts before the rest (equal priorities start in spawn order). It stays at priority 0:
+  // at high priority it ran before the next panel's update and factorisation and before the
+  // send, and lengthened every step of the critical path (fact -> send -> update of the
+  // first unfinished panel -> fact, seed 004 §5.1) by two block updates.
   auto update_rest = [&](long k) {
     const panel p = panel_at(m, k, pbuf[k % W].data());
     const long lc_tr = trailing_begin(m, p);
@@ -166,8 +166,7 @@ long run_tasks(run_args& a) {
     };
     const auto mine = hytask::in(&done[k % W], 1);
     if (!two_d) {
-      // Spawned last to first: the columns nearest the diagonal (the next panels) first.
-      for (std::size_t i = chunks.size(); i-- > 0;) {
+      for (std::size_t i = 0; i < chunks.size(); ++i) {
         const auto [c0, c1] = chunks[i];
         hytask::spawn(opts(i),
                       [&m, &ops, &dil, p, c0, c1] {
@@ -184,7 +183,7 @@ long run_tasks(run_args& a) {
                     [&m, &ops, &dil, p, rest0, u] { pivot_columns(m, p, rest0, m.nloc, u, ops, dil); },
                     hytask::in(p.base, std::size_t(p.count())), columns(rest0, m.nloc),
                     hytask::out(u, std::size_t(m.nloc - rest0) * p.jb));
-    for (std::size_t i = chunks.size(); i-- > 0;) {
+    for (std::size_t i = 0; i < chunks.size(); ++i) {
       const auto [c0, c1] = chunks[i];
       const double* uc = u + (c0 - rest0) * p.jb;
       hytask::spawn(opts(i), [&m, p, c0, c1, uc] { update_columns(m, p, c0, c1, u_of(m, p, c0, uc, c0)); },
