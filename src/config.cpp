@@ -228,8 +228,9 @@ const std::vector<knob>& knobs() {
       enum_knob<progress_policy, 3>(
           "HYTASK_PROGRESS", "progress", "'workers', 'thread' or 'none'",
           "when pending MPI requests are polled: by idle workers and, at task switches, every "
-          "HYTASK_POLL_EVERY switches or HYTASK_POLL_US microseconds, by a thread that sleeps between polls, or only by workers that "
-          "have nothing else to do",
+          "HYTASK_POLL_EVERY switches or HYTASK_POLL_US microseconds (with a backstop thread for "
+          "long tasks, HYTASK_BACKSTOP_US), by a thread that sleeps between polls, or only by "
+          "workers that have nothing else to do",
           progress_policy::workers, &config::progress, &settings::progress,
           {"workers", "thread", "none"},
           {progress_policy::workers, progress_policy::thread, progress_policy::none}),
@@ -302,7 +303,8 @@ const std::vector<knob>& knobs() {
        [](const settings& s) { return std::to_string(s.progress_max_us); }},
 
       {"HYTASK_COMM_PRIORITY", "comm_priority", "'1' or '0'",
-       "tasks released by communication, and tasks that declare channels, run before others",
+       "tasks that communicate (by type, learned), the tasks they depend on, tasks released by "
+       "communication and tasks that declare channels run just above others of their priority",
        [](settings& s) { s.comm_priority = true; },
        [](const std::string& t, settings& s) {
          std::string v = trim(t);

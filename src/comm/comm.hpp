@@ -10,7 +10,8 @@
 //               hytask with no task ready: operations of other threads wait for it.
 // Progress policies decide when polls happen, whoever runs them:
 //   none        when a worker has nothing else to do (someone is effectively waiting);
-//   workers     also on busy workers every HYTASK_POLL_EVERY task switches;
+//   workers     also on busy workers at task switches (HYTASK_POLL_EVERY, HYTASK_POLL_US),
+//               and by a backstop that polls when no worker has (HYTASK_BACKSTOP_US);
 //   thread      on a timer that backs off while nothing completes (a progress thread in
 //               multiple mode, the MPI thread in funneled mode; main's waits in masteronly).
 #pragma once
