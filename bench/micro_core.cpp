@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "core/deque.hpp"
+#include "core/fifo_levels.hpp"
+#include "core/ready_heap.hpp"
 #include "hytask/hytask.hpp"
 
 namespace bctx = boost::context::detail;
@@ -41,6 +43,62 @@ static void BM_DequePushSteal(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_DequePushSteal);
+
+// The ready queue of key-0 tasks: one push and one take on a level (the owner's path).
+static void BM_FifoLevelPushTake(benchmark::State& state) {
+  hytask::core::fifo_levels q;
+  alignas(64) static hytask::detail::task t;
+  for (auto _ : state) {
+    q.push(&t, 1);
+    benchmark::DoNotOptimize(q.take());
+  }
+}
+BENCHMARK(BM_FifoLevelPushTake);
+
+// The heap of prioritised tasks: push and pop with 64 tasks queued.
+static void BM_ReadyHeapPushPop(benchmark::State& state) {
+  hytask::core::ready_heap h;
+  static hytask::detail::task t[65];
+  for (int i = 0; i < 64; ++i) h.push(&t[i], i % 7);
+  std::int64_t key = 0, k = 0;
+  for (auto _ : state) {
+    h.push(&t[64], ++k % 7);
+    benchmark::DoNotOptimize(h.pop(hytask::core::ready_heap::empty_key, key));
+  }
+}
+BENCHMARK(BM_ReadyHeapPushPop);
+
+// Spawn + run + complete with 20 priority levels, one worker, batches of 1000.
+static void BM_SpawnPriorities(benchmark::State& state) {
+  hytask::runtime rt(hytask::config{.threads = 1});
+  for (auto _ : state) {
+    for (int i = 0; i < 1000; ++i) hytask::spawn({.priority = (i * 7) % 20 - 10}, [] {});
+    hytask::wait_all();
+  }
+  state.SetItemsProcessed(state.iterations() * 1000);
+}
+BENCHMARK(BM_SpawnPriorities);
+
+// fib(20) with a task per call, one worker: spawn, wait_all (suspend), resume.
+static long micro_fib(int n) {
+  if (n < 2) return n;
+  long a = 0, b = 0;
+  hytask::spawn([&a, n] { a = micro_fib(n - 1); });
+  hytask::spawn([&b, n] { b = micro_fib(n - 2); });
+  hytask::wait_all();
+  return a + b;
+}
+static void BM_Fib20(benchmark::State& state) {
+  hytask::runtime rt(hytask::config{.threads = 1});
+  for (auto _ : state) {
+    long r = 0;
+    hytask::spawn([&r] { r = micro_fib(20); });
+    hytask::wait_all();
+    benchmark::DoNotOptimize(r);
+  }
+  state.SetItemsProcessed(state.iterations() * 21891);  // calls of fib(20)
+}
+BENCHMARK(BM_Fib20);
 
 // Spawn + run + complete of an empty task on one worker, in batches of 1000.
 static void BM_SpawnEmpty(benchmark::State& state) {

@@ -6,8 +6,10 @@
 //      if neither has one but another worker's heap does, it steals the highest there;
 //   3. every inject_check_period steps, an injected task of any key (fairness);
 //   4. the next slot: the successor the task that just finished released (cache reuse);
-//   5. its FIFOs of key-0 tasks (deepest level first, oldest first), then injected ones;
-//   6. key-0 tasks of other workers (shallowest level, oldest first; in batches);
+//   5. its resumed key-0 tasks (oldest first: finishing started tasks keeps few fibers
+//      parked), its FIFOs of key-0 tasks (deepest level first, oldest first), injected ones;
+//   6. key-0 tasks of other workers: resumed ones, then the shallowest level's oldest (in
+//      batches);
 //   7. tasks of a negative key: its own, injected, then other workers';
 //   8. yielded tasks, its own then others' (oldest first).
 // So on one worker a ready task never starts while one of a higher key waits, and among equal
@@ -83,6 +85,15 @@ task* scheduler::steal_levels(worker* w) {
   return nullptr;
 }
 
+task* scheduler::steal_resumed(worker* w) {
+  for (unsigned v : w->victims) {
+    worker* o = workers_[v];
+    while (o->resumed.maybe_nonempty())
+      if (task* t = o->resumed.take_oldest()) return t;
+  }
+  return nullptr;
+}
+
 task* scheduler::steal_yielded(worker* w) {
   for (unsigned v : w->victims) {
     worker* o = workers_[v];
@@ -124,8 +135,10 @@ task* scheduler::find_work(worker* w) {
       w->next = nullptr;
       note_taken(t);
       return t;
+    } else if (w->resumed.maybe_nonempty() && (t = w->resumed.take_oldest()) != nullptr) {
     } else if ((t = w->levels.take()) != nullptr) {
     } else if (injected >= 0 && (t = take_injected(0)) != nullptr) {
+    } else if ((t = steal_resumed(w)) != nullptr) {
     } else if ((t = steal_levels(w)) != nullptr) {
     } else if (in_transit_.load(std::memory_order_seq_cst) != 0) {
       // Ordinary tasks may be on their way between two workers: look again before taking a
@@ -153,11 +166,12 @@ task* scheduler::find_work(worker* w) {
 bool scheduler::work_visible(worker* w) {
   if (w->first || w->mailbox_local || w->mailbox.load(std::memory_order_relaxed) || w->next ||
       w->yielded.maybe_nonempty() || w->prio.maybe_nonempty() || w->levels.owner_nonempty() ||
-      injected_.maybe_nonempty())
+      w->resumed.maybe_nonempty() || injected_.maybe_nonempty())
     return true;
   for (unsigned v : w->victims) {
     worker* o = workers_[v];
-    if (o->prio.maybe_nonempty() || o->levels.has_ready() || o->yielded.maybe_nonempty())
+    if (o->prio.maybe_nonempty() || o->levels.has_ready() || o->resumed.maybe_nonempty() ||
+        o->yielded.maybe_nonempty())
       return true;
   }
   return false;

@@ -20,7 +20,8 @@ void scheduler::push_ready(worker* w, task* t) {
 void scheduler::enqueue(worker* w, task* t) {
   const std::int64_t key = ready_key(t);
   if (key == 0) {
-    w->levels.push(t, t->depth);
+    if (t->flags & detail::flag_started) w->resumed.push(t);
+    else w->levels.push(t, t->depth);
   } else {
     w->prio.push(t, key);
     if (key > 0) positive_ready_.fetch_add(1, std::memory_order_relaxed);

@@ -82,6 +82,10 @@ struct alignas(4096) worker {
   // communication class) in a heap, highest key first. See find_work for the whole order.
   alignas(4096) fifo_levels levels;
   ready_heap prio;
+  // Key-0 tasks that had started and were resumed (an event, a message, their children):
+  // they run before tasks that have not started, oldest first, so that the tasks holding a
+  // fiber finish first and the number of parked fibers stays small.
+  ws_deque<task*> resumed;
   // Tasks that yielded: run after every other source of work, oldest first. Taken from the
   // FIFO end by the owner and by thieves alike, so idle workers share them out.
   ws_deque<task*> yielded;
@@ -205,6 +209,7 @@ class scheduler {
   task* pop_prio(worker* w, std::int64_t min);   // own heap, key >= min
   task* steal_prio(worker* w, std::int64_t min); // the victim heap with the highest key >= min
   task* steal_levels(worker* w);
+  task* steal_resumed(worker* w);
   task* steal_yielded(worker* w);
   void run(worker* w, task* t);
   void begin_run(worker* w, task* t);  // bookkeeping before a task's body starts or resumes
