@@ -8,6 +8,7 @@
 #   bench/run_hpl_bench.sh [OUTDIR]        (as root for the cluster; ~25 minutes)
 #
 # Environment: REPS (3), N (8000), NB (128), LARGE_N (16000; 0 skips the large run),
+# WHERE ("node cluster": which of the two to run), PERTURB (1; 0 skips noise and dilation),
 # RATE (1gbit), MTU (9000), NOISE (500,3000: seed 004's 500 ms every 3 s), DILATION (3: a
 # quarter of the bandwidth; at 1 both variants hide the doubled traffic at N = 8000).
 set -euo pipefail
@@ -16,6 +17,7 @@ build=${HYTASK_BUILD_DIR:-$root/build}
 out=${1:-$build/hpl-bench}
 reps=${REPS:-3} n=${N:-8000} nb=${NB:-128} large=${LARGE_N:-16000}
 rate=${RATE:-1gbit} mtu=${MTU:-9000} noise=${NOISE:-500,3000} dil=${DILATION:-3}
+where_list=${WHERE:-node cluster} perturb=${PERTURB:-1}
 hpl=$build/apps/hpl/hpl
 cluster="$root/scripts/cluster.sh"
 export OPENBLAS_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -64,11 +66,13 @@ hpcc_run() {
 
 b=${noise%,*} p=${noise#*,}
 for rep in $(seq 1 "$reps"); do
-  for where in node cluster; do
+  for where in $where_list; do
     hpcc_run "$where.hpcc.$rep" $where
     ours "$where.base.$rep" $where --variant simple,lookahead,tasks
-    ours "$where.noise.$rep" $where --variant lookahead,tasks --noise "$noise"
-    ours "$where.dilation.$rep" $where --variant lookahead,tasks --dilation "$dil"
+    if ((perturb)); then
+      ours "$where.noise.$rep" $where --variant lookahead,tasks --noise "$noise"
+      ours "$where.dilation.$rep" $where --variant lookahead,tasks --dilation "$dil"
+    fi
   done
 done
 if ((large > 0)); then
@@ -106,8 +110,11 @@ awk -F, -v noise="$b ms every $p ms" -v dil="$dil" '
     split("node cluster node-large", W, " ")
     for (w = 1; w <= 3; ++w) {
       h = W[w] SUBSEP "hpcc" SUBSEP "hpcc"; tk = W[w] SUBSEP "base" SUBSEP "tasks"
+      sm = W[w] SUBSEP "base" SUBSEP "simple"
       if ((h in G) && (tk in G))
-        printf "%s: tasks %.2f Gflop/s vs HPCC HPL %.2f: %.3fx (target >= 1.0)\n", W[w], G[tk], G[h], G[tk] / G[h]
+        printf "%s: tasks %.2f Gflop/s vs HPCC HPL %.2f: %.3fx (target >= 1.05)\n", W[w], G[tk], G[h], G[tk] / G[h]
+      if ((sm in G) && (tk in G))
+        printf "%s: tasks %.2f Gflop/s vs simple %.2f: %.3fx (target >= 1.0)\n", W[w], G[tk], G[sm], G[tk] / G[sm]
     }
     tk = "node-large" SUBSEP "base" SUBSEP "tasks"
     if (tk in pk) printf "node-large: tasks %.2f Gflop/s = %.1f%% of the DGEMM peak %.2f measured in the same job (target >= 85%%); HPCC StarDGEMM x 2 = %.2f\n", G[tk], 100 * G[tk] / median(pk[tk]), median(pk[tk]), median(pk["node-large" SUBSEP "hpcc" SUBSEP "hpcc"])

@@ -25,7 +25,7 @@ struct options {
   int nb = 128;            // block size
   int p = 0, q = 0;        // process grid; 0: P = 1, Q = ranks
   int window = 4;          // tasks: panels in flight at most (each costs one panel buffer)
-  int update_blocks = 1;   // tasks: column blocks per update task
+  int update_blocks = 4;   // tasks: column blocks per update task
   int threads = 0;         // tasks: workers per rank; 0: cores of this process / ranks on its node
   double dilation = 0;     // f: each message of S bytes is followed by one of f*S bytes
   double noise_burst_ms = 0, noise_period_ms = 0;  // an extra thread per rank computing bursts

@@ -71,7 +71,7 @@ const char* usage_text() {
          "  --nb NB           block size (default 128)\n"
          "  -P P, -Q Q        process grid, P x Q = ranks (default 1 x ranks)\n"
          "  --window W        tasks: panels in flight at most, one panel buffer each (default 4)\n"
-         "  --update-blocks B tasks: column blocks per update task (default 1)\n"
+         "  --update-blocks B tasks: column blocks per update task (default 4)\n"
          "  --threads T       tasks: workers per rank (default: cores / ranks on the node)\n"
          "  --dilation F      after each message of S bytes send another of F*S bytes (default 0)\n"
          "  --noise B,P       an extra thread per rank computes B ms every P ms (default off)\n"

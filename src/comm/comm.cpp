@@ -407,8 +407,11 @@ void comm_system::thread_main(bool is_mpi_thread) {
     core::futex_wait(thread_word_, seen, -1);
   }
   if (trace::enabled()) trace::set_thread(1000, is_mpi_thread ? "MPI thread" : "progress thread");
-  core::set_timer_slack(core::poll_timer_slack_ns);  // its sleeps are polling periods
   const bool timer = settings_.progress == progress_policy::thread;
+  // Its sleeps are polling periods. The backstop's need no precision: a slack of half the
+  // period lets the kernel fold its wake-ups into timer interrupts that happen anyway.
+  core::set_timer_slack(timer || !backstop() ? core::poll_timer_slack_ns
+                                              : settings_.backstop_us * 500ul);
   const std::int64_t min_wait = static_cast<std::int64_t>(settings_.progress_min_us) * 1000;
   const std::int64_t max_wait = static_cast<std::int64_t>(settings_.progress_max_us) * 1000;
   std::int64_t wait = min_wait;
