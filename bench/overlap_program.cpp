@@ -37,6 +37,7 @@
 
 #include "hytask/hytask.hpp"
 #include "hytask/mpi.hpp"
+#include "work.hpp"
 
 namespace {
 
@@ -50,36 +51,8 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// ---- compute -----------------------------------------------------------------------------
-constexpr int N = 32;
-volatile double sink;
-
-void sweep(const double* __restrict in, double* __restrict out) {
-  for (int i = 1; i <= N; ++i)
-    for (int j = 1; j <= N; ++j)
-      out[i * (N + 2) + j] = 0.25 * (in[(i - 1) * (N + 2) + j] + in[(i + 1) * (N + 2) + j] +
-                                     in[i * (N + 2) + j - 1] + in[i * (N + 2) + j + 1]);
-}
-
-void compute(long units) {
-  thread_local std::array<double, (N + 2) * (N + 2)> a{}, b{};
-  for (long u = 0; u < units; ++u) {
-    if (u % 2 == 0) sweep(a.data(), b.data());
-    else sweep(b.data(), a.data());
-  }
-  sink = a[(N + 2) * (N / 2) + N / 2];
-}
-
-double unit_ms() {
-  compute(2000);
-  std::vector<double> runs;
-  for (int r = 0; r < 15; ++r) {
-    const double t0 = now_ms();
-    compute(20000);
-    runs.push_back((now_ms() - t0) / 20000);
-  }
-  return median(runs);
-}
+// ---- compute: the overlap tool's synthetic work (tools/overlap/work.hpp) ----------------
+using overlap::compute;
 
 // ---- options ------------------------------------------------------------------------------
 struct options {
@@ -191,9 +164,11 @@ sample run_hytask(std::vector<double>& buf, bool sender, bool comm, bool comp, l
   return {now_ms() - t0, comp_ms.load()};
 }
 
-// Plain MPI: Isend/Irecv, compute, Wait.
+// Plain MPI: Isend/Irecv, compute, Wait; with `tests`, an MPI_Test after every task-sized
+// piece of the compute, as an expert writes it (what a hand-tuned code gets: a reference for
+// what the network leaves possible, not what users write by default).
 sample run_plain(std::vector<double>& buf, bool sender, bool comm, bool comp, long units,
-                 int tasks) {
+                 int tasks, bool tests) {
   settle();
   MPI_Request req = MPI_REQUEST_NULL;
   const double t0 = now_ms();
@@ -203,36 +178,12 @@ sample run_plain(std::vector<double>& buf, bool sender, bool comm, bool comp, lo
     else MPI_Irecv(buf.data(), count, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD, &req);
   }
   double comp_ms = 0;
-  if (comp) {
+  int flag = 0;
+  for (int i = 0; comp && i < tasks; ++i) {
     const double a = now_ms();
-    for (int i = 0; i < tasks; ++i) compute(units);
-    comp_ms = now_ms() - a;
-  }
-  MPI_Wait(&req, MPI_STATUS_IGNORE);
-  return {now_ms() - t0, comp_ms};
-}
-
-// Plain MPI as an expert writes it: an MPI_Test after every task-sized piece of the compute
-// (the progress a hand-tuned code gets; a reference, not what users write by default).
-sample run_plain_tests(std::vector<double>& buf, bool sender, bool comm, bool comp, long units,
-                       int tasks) {
-  settle();
-  MPI_Request req = MPI_REQUEST_NULL;
-  const double t0 = now_ms();
-  const int count = static_cast<int>(buf.size());
-  if (comm) {
-    if (sender) MPI_Isend(buf.data(), count, MPI_DOUBLE, 1, 0, MPI_COMM_WORLD, &req);
-    else MPI_Irecv(buf.data(), count, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD, &req);
-  }
-  double comp_ms = 0;
-  if (comp) {
-    int flag = 0;
-    for (int i = 0; i < tasks; ++i) {
-      const double a = now_ms();
-      compute(units);
-      comp_ms += now_ms() - a;
-      if (!flag) MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
-    }
+    compute(units);
+    comp_ms += now_ms() - a;
+    if (tests && !flag) MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
   }
   MPI_Wait(&req, MPI_STATUS_IGNORE);
   return {now_ms() - t0, comp_ms};
@@ -242,7 +193,7 @@ sample run_plain_tests(std::vector<double>& buf, bool sender, bool comm, bool co
 
 int main(int argc, char** argv) {
   const options o = parse(argc, argv);
-  const double unit = unit_ms();  // before MPI and the runtime start
+  const double unit = overlap::calibrate_unit_ns() * 1e-6;  // ms, before MPI and the runtime start
   hytask::runtime rt(argc, argv);
   const int rank = hytask::mpi::rank();
   if (hytask::mpi::size() != 2) {
@@ -262,10 +213,12 @@ int main(int argc, char** argv) {
     static const char* const names[variants] = {"mpi", "mpi-test", "hytask", "hytask-poll"};
     std::vector<double> v[variants][3], comp_both[variants];
     for (int w = 0; w < 2; ++w) run_hytask(buf, rank == 0, true, false, units, o.tasks);  // warm up
-    run_plain(buf, rank == 0, true, false, units, o.tasks);
+    run_plain(buf, rank == 0, true, false, units, o.tasks, false);
     for (int it = 0; it < o.iters; ++it) {
       for (int variant = 0; variant < variants; ++variant) {
-        auto run = variant == 0 ? run_plain : variant == 1 ? run_plain_tests : run_hytask;
+        auto run = [variant](std::vector<double>& b, bool s, bool c, bool k, long u, int n) {
+          return variant < 2 ? run_plain(b, s, c, k, u, n, variant == 1) : run_hytask(b, s, c, k, u, n);
+        };
         g_poll_units = variant == 3 ? std::max(1L, std::lround(1.0 / unit)) : 0;
         sample c = run(buf, rank == 0, true, false, units, o.tasks);
         sample k = run(buf, rank == 0, false, true, units, o.tasks);

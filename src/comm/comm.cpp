@@ -246,12 +246,17 @@ void comm_system::post_here(operation* op) {
       thread_parked_.load(std::memory_order_seq_cst)) {
     thread_word_.fetch_add(1, std::memory_order_release);
     core::futex_wake(thread_word_);
-  } else if (backstop() && backstop_long_.exchange(false, std::memory_order_acq_rel)) {
-    // The backstop sleeps a long period (nothing needed it lately): a new operation may need
-    // its handshake soon, so it starts again from the shortest period.
-    backstop_reset_.store(true, std::memory_order_release);
-    thread_word_.fetch_add(1, std::memory_order_release);
-    core::futex_wake(thread_word_);
+  } else if (backstop()) {
+    // A new operation may need its handshake soon: the backstop's next sleep is its shortest
+    // period, and a backstop asleep for long is woken (at most once per 16 periods, see
+    // thread_main).
+    if (!backstop_reset_.load(std::memory_order_relaxed))
+      backstop_reset_.store(true, std::memory_order_release);
+    if (backstop_wakeable_.load(std::memory_order_relaxed) &&
+        backstop_wakeable_.exchange(false, std::memory_order_acq_rel)) {
+      thread_word_.fetch_add(1, std::memory_order_release);
+      core::futex_wake(thread_word_);
+    }
   }
 }
 
@@ -418,16 +423,20 @@ void comm_system::thread_main(bool is_mpi_thread) {
   // The backstop (HYTASK_PROGRESS=workers): while operations are pending, look every period;
   // poll only when nobody polled since the last look (every worker is inside a long task).
   // A wake costs the core's compute 20-50 us on a virtual machine (measured: a thread waking
-  // every 500 us slowed the compute beside it by 10 %), so the period doubles, up to 4x,
-  // while looks are not needed (the workers polled) or polls complete nothing (a receive
-  // waiting for a message not sent yet); a poll that completes something, or a new
-  // operation, brings it back to HYTASK_BACKSTOP_US. Not further than 4x: a large transfer
-  // over TCP moves only when polled and completes nothing until its end (backing off to 16x
-  // took an 8 MiB transfer beside 10 ms tasks from 55-87 % overlap to 31 %).
+  // every 500 us slowed the compute beside it by 10 %), so:
+  //   - while the workers poll (the look was not needed), the period doubles, up to 16x;
+  //   - while its own polls complete nothing (a receive waiting for a message not sent yet)
+  //     it doubles up to 4x only: a large transfer over TCP moves only when polled and
+  //     completes nothing until its end (16x took an 8 MiB transfer beside 10 ms tasks from
+  //     55-87 % overlap to 31 %);
+  //   - a poll that completes something, or one after a new operation, brings it back to
+  //     HYTASK_BACKSTOP_US.
   const bool backstop_on = backstop();
   const std::int64_t backstop_ns = static_cast<std::int64_t>(settings_.backstop_us) * 1000;
-  const std::int64_t backstop_max = 4 * backstop_ns;
+  const std::int64_t backstop_max = 4 * backstop_ns, backstop_idle_max = 16 * backstop_ns;
   std::int64_t backstop_wait = backstop_ns;
+  constexpr std::int64_t backstop_idle_ns = 50'000'000;  // 50 ms without operations: park
+  std::int64_t last_active_ns = 0, last_post_wake_ns = 0;
   std::uint64_t polls_seen = engine_.polls();
   for (;;) {
     const std::uint32_t seen = thread_word_.load(std::memory_order_acquire);
@@ -437,14 +446,16 @@ void comm_system::thread_main(bool is_mpi_thread) {
     if (timer || asked) {
       r = engine_.poll();
     } else if (backstop_on && engine_.pending() != 0) {
-      if (backstop_reset_.exchange(false, std::memory_order_acq_rel)) backstop_wait = backstop_ns;
-      if (engine_.polls() == polls_seen) {
+      const bool fresh = backstop_reset_.exchange(false, std::memory_order_acq_rel);
+      if (engine_.polls() == polls_seen) {  // needed: no worker polled since the last look
         r = engine_.poll();
         backstop_polls_.fetch_add(1, std::memory_order_relaxed);
+        backstop_wait = fresh || r == core::poll_result::progressed
+                            ? backstop_ns
+                            : std::min(backstop_max, 2 * std::min(backstop_wait, backstop_max / 2));
+      } else {
+        backstop_wait = std::min(backstop_idle_max, 2 * backstop_wait);
       }
-      backstop_wait = r == core::poll_result::progressed
-                          ? backstop_ns
-                          : std::min(backstop_max, 2 * backstop_wait);
     }
     polls_seen = engine_.polls();
     if (stopping_.load(std::memory_order_acquire) && engine_.pending() == 0 &&
@@ -460,10 +471,21 @@ void comm_system::thread_main(bool is_mpi_thread) {
                                                 : std::min(max_wait, 2 * wait);
       timeout = static_cast<long>(wait);
     }
-    if (backstop_on && engine_.pending() != 0) {
-      timeout = static_cast<long>(backstop_wait);
-      // Sleeping longer than the shortest period: a new operation wakes it (post_here).
-      backstop_long_.store(backstop_wait > backstop_ns, std::memory_order_seq_cst);
+    if (backstop_on) {
+      // While operations come and go (an exchange in progress) the backstop keeps looking
+      // at its period even when none is pending at this instant, so that posts need not
+      // wake it: a wake per message (a system call on the poster's side, a context switch on
+      // the backstop's) took a ping-pong from 1.3 to 5 us per round trip. Only after
+      // backstop_idle_ns without any pending operation does it park until the next post.
+      const std::int64_t t = now_ns();
+      if (engine_.pending() != 0) last_active_ns = t;
+      if (t - last_active_ns < backstop_idle_ns) timeout = static_cast<long>(backstop_wait);
+      // Asleep for longer than its shortest period, it may be woken by a post (a transfer
+      // beginning beside long tasks should not wait up to 16 periods for its first poll),
+      // but at most once per 16 periods, so that a steady exchange does not pay a wake per
+      // message.
+      backstop_wakeable_.store(timeout > backstop_ns && t - last_post_wake_ns >= backstop_idle_max,
+                               std::memory_order_seq_cst);
     }
     if (stopping_.load(std::memory_order_acquire)) timeout = 1000000;  // draining: keep polling
     if (timeout < 0) {
@@ -478,7 +500,11 @@ void comm_system::thread_main(bool is_mpi_thread) {
     if (thread_word_.load(std::memory_order_acquire) == seen)
       core::futex_wait(thread_word_, seen, timeout);
     thread_parked_.store(false, std::memory_order_relaxed);
-    backstop_long_.store(false, std::memory_order_relaxed);
+    if (backstop_on && !backstop_wakeable_.exchange(false, std::memory_order_acq_rel) &&
+        backstop_reset_.load(std::memory_order_relaxed)) {
+      last_post_wake_ns = now_ns();  // woken by a post (it cleared the flag): look soon
+      backstop_wait = backstop_ns;
+    }
   }
   if (is_mpi_thread) finalise();
 }

@@ -143,8 +143,8 @@ class comm_system {
 
   std::atomic<std::uint64_t> posts_{0};
   std::atomic<std::uint64_t> backstop_polls_{0};
-  std::atomic<bool> backstop_long_{false};   // the backstop sleeps longer than its shortest period
   std::atomic<bool> backstop_reset_{false};  // a new operation: back to the shortest period
+  std::atomic<bool> backstop_wakeable_{false};  // asleep long: the next post may wake it
 
   std::mutex channels_mutex_;
   std::unordered_map<channel_key, std::unique_ptr<channel_state>, channel_hash> channels_;

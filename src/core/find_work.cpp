@@ -85,20 +85,11 @@ task* scheduler::steal_levels(worker* w) {
   return nullptr;
 }
 
-task* scheduler::steal_resumed(worker* w) {
+task* scheduler::steal_oldest(worker* w, ws_deque<task*> worker::*fifo) {
   for (unsigned v : w->victims) {
-    worker* o = workers_[v];
-    while (o->resumed.maybe_nonempty())
-      if (task* t = o->resumed.take_oldest()) return t;
-  }
-  return nullptr;
-}
-
-task* scheduler::steal_yielded(worker* w) {
-  for (unsigned v : w->victims) {
-    worker* o = workers_[v];
-    if (o->yielded.maybe_nonempty())
-      if (task* t = o->yielded.take_oldest()) return t;
+    ws_deque<task*>& q = workers_[v]->*fifo;
+    while (q.maybe_nonempty())  // take_oldest fails when another taker won: try again
+      if (task* t = q.take_oldest()) return t;
   }
   return nullptr;
 }
@@ -138,7 +129,7 @@ task* scheduler::find_work(worker* w) {
     } else if (w->resumed.maybe_nonempty() && (t = w->resumed.take_oldest()) != nullptr) {
     } else if ((t = w->levels.take()) != nullptr) {
     } else if (injected >= 0 && (t = take_injected(0)) != nullptr) {
-    } else if ((t = steal_resumed(w)) != nullptr) {
+    } else if ((t = steal_oldest(w, &worker::resumed)) != nullptr) {
     } else if ((t = steal_levels(w)) != nullptr) {
     } else if (in_transit_.load(std::memory_order_seq_cst) != 0) {
       // Ordinary tasks may be on their way between two workers: look again before taking a
@@ -150,7 +141,7 @@ task* scheduler::find_work(worker* w) {
     } else if ((t = steal_prio(w, ready_heap::empty_key)) != nullptr) {
     } else if (w->yielded.maybe_nonempty() && (t = w->yielded.take_oldest()) != nullptr) {
     } else {
-      t = steal_yielded(w);
+      t = steal_oldest(w, &worker::yielded);
     }
   }
   // The next-slot task must not sit unstealable behind other work.

@@ -209,8 +209,7 @@ class scheduler {
   task* pop_prio(worker* w, std::int64_t min);   // own heap, key >= min
   task* steal_prio(worker* w, std::int64_t min); // the victim heap with the highest key >= min
   task* steal_levels(worker* w);
-  task* steal_resumed(worker* w);
-  task* steal_yielded(worker* w);
+  task* steal_oldest(worker* w, ws_deque<task*> worker::*fifo);  // resumed or yielded tasks
   void run(worker* w, task* t);
   void begin_run(worker* w, task* t);  // bookkeeping before a task's body starts or resumes
   void busy_poll(worker* w);             // a busy worker's scheduling point: poll if it is time

@@ -25,25 +25,6 @@ double now_us() {
   return duration<double, std::micro>(steady_clock::now().time_since_epoch()).count();
 }
 
-// ---- synthetic work -------------------------------------------------------------------------
-constexpr int N = 32;  // interior points per side: 8 KiB per array, cache resident
-
-struct grid {
-  std::array<double, (N + 2) * (N + 2)> a{}, b{};
-  grid() {
-    for (std::size_t i = 0; i < a.size(); ++i) a[i] = b[i] = static_cast<double>(i % 17) * 0.25;
-  }
-};
-
-volatile double sink;
-
-void sweep(const double* __restrict in, double* __restrict out) {
-  for (int i = 1; i <= N; ++i)
-    for (int j = 1; j <= N; ++j)
-      out[i * (N + 2) + j] = 0.25 * (in[(i - 1) * (N + 2) + j] + in[(i + 1) * (N + 2) + j] +
-                                     in[i * (N + 2) + j - 1] + in[i * (N + 2) + j + 1]);
-}
-
 // ---- the exchange ---------------------------------------------------------------------------
 // Buffers for every (partner, message) in both directions, and the datatype they use.
 struct exchange {
@@ -233,29 +214,6 @@ hytask::progress_policy policy_of(mode m) {
 }
 
 }  // namespace
-
-void compute(std::uint64_t units) {
-  thread_local grid g;
-  for (std::uint64_t u = 0; u < units; ++u) {
-    if (u % 2 == 0) sweep(g.a.data(), g.b.data());
-    else sweep(g.b.data(), g.a.data());
-  }
-  sink = g.a[(N + 2) * (N / 2) + N / 2];
-}
-
-double calibrate_unit_ns() {
-  compute(2000);  // warm up caches and the clock
-  // The median of many ~10 ms runs: on a shared machine the speed of one run varies by
-  // 10-20 %, and the median is what a long computation sees.
-  std::vector<double> runs;
-  for (int rep = 0; rep < 21; ++rep) {
-    const std::uint64_t units = 25000;
-    const double a = now_us();
-    compute(units);
-    runs.push_back((now_us() - a) * 1e3 / static_cast<double>(units));
-  }
-  return median(runs);
-}
 
 std::vector<row> measure(const context& ctx, mode m, std::size_t bytes) {
   const options& opt = ctx.opt;

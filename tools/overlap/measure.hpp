@@ -9,14 +9,9 @@
 
 #include "options.hpp"
 #include "results.hpp"
+#include "work.hpp"
 
 namespace overlap {
-
-// One unit of synthetic work: a Jacobi sweep over a small grid (seed 000's stencil).
-void compute(std::uint64_t units);
-
-// Nanoseconds per work unit on this core, measured with nothing else running in the process.
-double calibrate_unit_ns();
 
 struct context {
   const options& opt;
