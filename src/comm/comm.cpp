@@ -438,6 +438,7 @@ void comm_system::thread_main(bool is_mpi_thread) {
   constexpr std::int64_t backstop_idle_ns = 50'000'000;  // 50 ms without operations: park
   std::int64_t last_active_ns = 0, last_post_wake_ns = 0;
   std::uint64_t polls_seen = engine_.polls();
+  bool needed = true;  // the backstop's last look had to poll (or found nothing pending)
   for (;;) {
     const std::uint32_t seen = thread_word_.load(std::memory_order_acquire);
     if (is_mpi_thread) run_commands();
@@ -447,7 +448,8 @@ void comm_system::thread_main(bool is_mpi_thread) {
       r = engine_.poll();
     } else if (backstop_on && engine_.pending() != 0) {
       const bool fresh = backstop_reset_.exchange(false, std::memory_order_acq_rel);
-      if (engine_.polls() == polls_seen) {  // needed: no worker polled since the last look
+      needed = engine_.polls() == polls_seen;  // no worker polled since the last look
+      if (needed) {
         r = engine_.poll();
         backstop_polls_.fetch_add(1, std::memory_order_relaxed);
         backstop_wait = fresh || r == core::poll_result::progressed
@@ -456,6 +458,9 @@ void comm_system::thread_main(bool is_mpi_thread) {
       } else {
         backstop_wait = std::min(backstop_idle_max, 2 * backstop_wait);
       }
+    } else if (backstop_on) {
+      backstop_wait = std::min(backstop_idle_max, 2 * backstop_wait);  // nothing pending
+      needed = true;  // a post after a quiet spell may start a transfer beside long tasks
     }
     polls_seen = engine_.polls();
     if (stopping_.load(std::memory_order_acquire) && engine_.pending() == 0 &&
@@ -481,10 +486,11 @@ void comm_system::thread_main(bool is_mpi_thread) {
       if (engine_.pending() != 0) last_active_ns = t;
       if (t - last_active_ns < backstop_idle_ns) timeout = static_cast<long>(backstop_wait);
       // Asleep for longer than its shortest period, it may be woken by a post (a transfer
-      // beginning beside long tasks should not wait up to 16 periods for its first poll),
-      // but at most once per 16 periods, so that a steady exchange does not pay a wake per
-      // message.
-      backstop_wakeable_.store(timeout > backstop_ns && t - last_post_wake_ns >= backstop_idle_max,
+      // beginning beside long tasks should not wait up to 16 periods for its first poll) —
+      // unless the workers were polling at its last look (they will see the post), and at
+      // most once per 16 periods, so that a steady exchange does not pay a wake per message.
+      backstop_wakeable_.store(needed && timeout > backstop_ns &&
+                                   t - last_post_wake_ns >= backstop_idle_max,
                                std::memory_order_seq_cst);
     }
     if (stopping_.load(std::memory_order_acquire)) timeout = 1000000;  // draining: keep polling
@@ -501,10 +507,8 @@ void comm_system::thread_main(bool is_mpi_thread) {
       core::futex_wait(thread_word_, seen, timeout);
     thread_parked_.store(false, std::memory_order_relaxed);
     if (backstop_on && !backstop_wakeable_.exchange(false, std::memory_order_acq_rel) &&
-        backstop_reset_.load(std::memory_order_relaxed)) {
-      last_post_wake_ns = now_ns();  // woken by a post (it cleared the flag): look soon
-      backstop_wait = backstop_ns;
-    }
+        backstop_reset_.load(std::memory_order_relaxed))
+      last_post_wake_ns = now_ns();  // woken by a post (it cleared the flag): look now
   }
   if (is_mpi_thread) finalise();
 }
