@@ -23,7 +23,7 @@ void scheduler::enqueue(worker* w, task* t) {
     if (t->flags & detail::flag_started) w->resumed.push(t);
     else w->levels.push(t, t->depth);
   } else {
-    w->prio.push(t, key);
+    w->prio.push(t, key, (t->flags & detail::flag_started) != 0);
     if (key > 0) positive_ready_.fetch_add(1, std::memory_order_relaxed);
   }
 }
@@ -40,7 +40,7 @@ void scheduler::make_ready(task* t) {
 
 void scheduler::inject(task* t) {
   note_queued(t);
-  injected_.push(t, ready_key(t));
+  injected_.push(t, ready_key(t), (t->flags & detail::flag_started) != 0);
   full_fence();
   if (sleepers_.load(std::memory_order_relaxed) > 0) wake_one();
 }

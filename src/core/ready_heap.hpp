@@ -1,5 +1,6 @@
-// A ready queue ordered by key: the highest key first, and among equal keys the one pushed
-// first (FIFO). Any thread may push and take; a spin lock guards a binary heap.
+// A ready queue ordered by key: the highest key first; among equal keys, tasks that already
+// started (resumed after a suspension) before those that did not, each group in push order
+// (FIFO). Any thread may push and take; a spin lock guards a binary heap.
 //
 // The scheduler keeps one per worker for tasks whose key is not 0 (a priority was given, or
 // the task is in the communication class), and one for tasks that threads which are not
@@ -29,9 +30,12 @@ class ready_heap {
   ready_heap(const ready_heap&) = delete;
   ready_heap& operator=(const ready_heap&) = delete;
 
-  void push(detail::task* t, std::int64_t key) {
+  // `started`: the task ran before (it is resumed): it goes before the unstarted ones of its
+  // key, as finishing started tasks keeps few fibers parked (the same rule as for key 0).
+  void push(detail::task* t, std::int64_t key, bool started = false) {
     lock();
-    heap_.push_back(entry{key, seq_++, t});
+    const std::uint64_t seq = seq_++;
+    heap_.push_back(entry{key, started ? seq : seq | unstarted_bit, t});
     std::push_heap(heap_.begin(), heap_.end(), lower);
     top_.store(heap_.front().key, std::memory_order_relaxed);
     unlock();
@@ -60,9 +64,10 @@ class ready_heap {
  private:
   struct entry {
     std::int64_t key;
-    std::uint64_t seq;  // push order: FIFO among equal keys
+    std::uint64_t seq;  // push order (FIFO among equal keys), unstarted_bit for new tasks
     detail::task* t;
   };
+  static constexpr std::uint64_t unstarted_bit = std::uint64_t{1} << 63;
   // std::*_heap keep the greatest element first: "a < b" when b should run first.
   static bool lower(const entry& a, const entry& b) {
     return a.key != b.key ? a.key < b.key : a.seq > b.seq;
