@@ -25,6 +25,11 @@ done
 cases=("empty:1000000:1000000" "deps:1000000:50000" "yield:200000:200000" "loop:1000000:1000000" "forkjoin:20000:20000" "fib:27:27")
 impls=("hytask:bench_tasks" "openmp-libgomp:bench_omp_gcc" "openmp-libomp:bench_omp_clang")
 
+# The cache-line round trip between the first two CPUs, before and after: it moves the
+# figures of every case whose tasks cross cores (docs/benchmarks.md).
+c2c() { [[ -x "$bin/bench_core_to_core" ]] && "$bin/bench_core_to_core" | sed "s/^/$1: /" || true; }
+c2c before
+
 declare -A samples rss units
 for r in $(seq 1 "$rounds"); do
   for c in "${cases[@]}"; do
@@ -41,6 +46,8 @@ for r in $(seq 1 "$rounds"); do
     done
   done
 done
+
+c2c after
 
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 echo
