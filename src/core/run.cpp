@@ -155,7 +155,8 @@ void scheduler::complete(worker* w, task* t) {
 void scheduler::child_done_direct(worker* w, task* p) {
   std::int32_t now = p->alive.fetch_sub(1, std::memory_order_seq_cst) - 1;
   if (now == 0) complete(w, p);
-  else if (now == detail::body_share) wake_waiting_parent(w, p);
+  else if (now - p->holds.load(std::memory_order_seq_cst) == detail::body_share)
+    wake_waiting_parent(w, p);
 }
 
 void scheduler::child_done(worker* w, task* p) {
@@ -180,7 +181,8 @@ void scheduler::flush_children(worker* w) {
   if (p == nullptr) return;
   std::int32_t now = p->alive.fetch_sub(n, std::memory_order_seq_cst) - n;
   if (now == 0) complete(w, p);
-  else if (now == detail::body_share) wake_waiting_parent(w, p);
+  else if (now - p->holds.load(std::memory_order_seq_cst) == detail::body_share)
+    wake_waiting_parent(w, p);
 }
 
 void scheduler::wake_waiting_parent(worker* w, task* p) {

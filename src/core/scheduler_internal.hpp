@@ -61,6 +61,13 @@ inline void note_taken([[maybe_unused]] task* t) {
 #endif
 }
 
+// Whether a running or waiting task's children have all completed: alive holds the body's
+// share, the children and the holds; holds (bound requests) are not children.
+inline bool children_done(const task* t) {
+  return t->alive.load(std::memory_order_seq_cst) - t->holds.load(std::memory_order_seq_cst) ==
+         detail::body_share;
+}
+
 inline void record_error(task* t, std::exception_ptr e) {
   if (!t->has_error.exchange(true, std::memory_order_acq_rel)) t->error = std::move(e);
 }

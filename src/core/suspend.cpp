@@ -31,6 +31,7 @@ task* scheduler::hold_current() {
   if (t == nullptr) return nullptr;
   t->flags |= detail::flag_parent;  // alive may now differ from the body's share
   t->alive.fetch_add(1, std::memory_order_relaxed);
+  t->holds.fetch_add(1, std::memory_order_relaxed);
   return t;
 }
 
@@ -38,6 +39,7 @@ void scheduler::release_hold(task* t, std::exception_ptr error) {
   // The error is published by the decrement (acq_rel) before complete() reads it; the task
   // has flag_parent set (hold_current), so complete() looks at has_error.
   if (error) record_error(t, std::move(error));
+  t->holds.fetch_sub(1, std::memory_order_seq_cst);  // first: see task::holds
   child_done_direct(current_worker(), t);
 }
 
@@ -125,7 +127,8 @@ void scheduler::wait_children(worker* w) {
   if (is_main) me = &root_;
   if (w->done_parent == me) flush_children(w);
   publish_children(me);
-  if (me->alive.load(std::memory_order_acquire) != detail::body_share) {
+  // Children only: holds (bound requests) keep the task from completing, not wait_all.
+  if (!children_done(me)) {
     if (is_main) {
       me->waiting.store(1, std::memory_order_seq_cst);
       help_until(
@@ -144,7 +147,7 @@ void scheduler::wait_children(worker* w) {
           [](task* t, void*) {
             t->waiting.store(1, std::memory_order_seq_cst);
             // All children done already: run it next, on this worker.
-            if (t->alive.load(std::memory_order_seq_cst) == detail::body_share &&
+            if (children_done(t) &&
                 t->waiting.exchange(0) == 1)
               instance_->resume_next(current_worker(), t);
           },

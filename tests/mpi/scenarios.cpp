@@ -198,6 +198,35 @@ void after_and_bind() {
   check(ran, "after() on a completed request");
 }
 
+// wait_all() inside a task waits for its children only, not for the requests the task
+// bound to itself: a task binds a send to itself (a rendezvous-sized one, which cannot
+// complete before its receive is posted), spawns a child, waits for it, and only then posts
+// the matching receive. If wait_all waited for the bound send, this would deadlock; a timer
+// turns that into a failure that names the cause.
+void bind_then_wait_all() {
+  const std::size_t n = std::size_t{1} << 18;  // 2 MiB of doubles: beyond any eager limit
+  std::vector<double> out(n), in(n, -1.0);
+  for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<double>(i) + g_rank;
+  std::atomic<bool> done{false};
+  std::thread guard([&done] {
+    for (int i = 0; i < 300 && !done.load(); ++i) std::this_thread::sleep_for(100ms);
+    if (!done.load()) fail("wait_all() in a task waited for the task's own bound isend");
+  });
+  bool child_ran = false;
+  hytask::spawn({.name = "binder"}, [&] {
+    mpi::bind(mpi::isend(out, g_rank, 77));
+    hytask::spawn([&child_ran] { child_ran = true; });
+    hytask::wait_all();
+    mpi::recv(in, g_rank, 77);
+  });
+  hytask::wait_all();
+  done.store(true);
+  guard.join();
+  check(child_ran, "the child did not run");
+  for (std::size_t i = 0; i < n; i += 4099)
+    check(in[i] == static_cast<double>(i) + g_rank, "element " + std::to_string(i));
+}
+
 void errors() {
   // An invalid rank inside a task: the exception reaches wait_all with the call and the peer.
   int v = 1;
@@ -396,6 +425,7 @@ int main(int argc, char** argv) {
       {"pingpong", pingpong},           {"deadlock_p2p", deadlock_p2p},
       {"deadlock_collectives", deadlock_collectives},
       {"ordering_p2p", ordering_p2p},   {"after_and_bind", after_and_bind},
+      {"bind_then_wait_all", bind_then_wait_all},
       {"ordering_directions", ordering_directions},
       {"errors", errors},               {"probe", probe},
       {"collectives", collectives},     {"from_main", from_main},

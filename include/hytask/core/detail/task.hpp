@@ -85,6 +85,10 @@ struct alignas(64) task {
   std::int32_t unpublished = 0;            // children spawned, not yet added to alive
   std::atomic<std::uint32_t> waiting{0};   // 1 while suspended in wait_all
   std::atomic<bool> has_error{false};
+  // Holds taken on this task (bind): counted in alive, so the task does not complete
+  // before them, but not children, so wait_all does not wait for them. Decremented before
+  // alive, so alive - holds never falls below what the children leave.
+  std::atomic<std::int32_t> holds{0};
   std::exception_ptr error;                // first exception of this task or of a child
   void* fiber = nullptr;                   // parked context while suspended
   dep_domain* domain = nullptr;            // dependency tracker for this task's children
