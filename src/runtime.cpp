@@ -7,6 +7,7 @@
 
 #include "comm/comm.hpp"
 #include "core/scheduler.hpp"
+#include "fatal_errors.hpp"
 #include "trace/trace.hpp"
 
 namespace hytask {
@@ -39,6 +40,8 @@ std::string trace_path(const std::string& path, int rank, int size) {
 }  // namespace
 
 void runtime::impl::start(const config& cfg, int* argc, char*** argv) {
+  // An uncaught hytask exception prints its message and exits 1 instead of a core dump.
+  hytask::detail::install_fatal_error_handler();
   if (core::scheduler::instance() != nullptr)
     throw usage_error(
         "hytask: a hytask::runtime already exists; create exactly one, in main, and keep it "
