@@ -622,9 +622,12 @@ void comm_system::watchdog_main() {
     const std::uint32_t seen = watchdog_word_.load(std::memory_order_acquire);
     const std::uint64_t progress =
         sched->tasks_started() + engine_.completions() + posts_.load(std::memory_order_relaxed);
-    const bool busy = engine_.pending() != 0 || sched->in_flight() > 0;
+    const bool busy = engine_.pending() != 0 || sched->in_flight() > 0 ||
+                      has_commands_.load(std::memory_order_acquire);
     const std::int64_t t = now_ns();
-    if (progress != last_progress || !busy) {
+    // A worker running a task (or main running the program's code) is progress, however
+    // long it computes: only a rank whose workers all idle can be stuck.
+    if (progress != last_progress || !busy || sched->any_worker_busy()) {
       last_progress = progress;
       last_change = t;
     } else if (t - last_change > limit) {
@@ -634,6 +637,15 @@ void comm_system::watchdog_main() {
         ++n;
         report += "  " + describe(op) + "\n";
       });
+      {
+        // Operations waiting for the thread that may call MPI (funneled, masteronly).
+        std::lock_guard<std::mutex> lock(commands_mutex_);
+        for (operation* op : commands_) {
+          ++n;
+          report += "  " + describe(op) + " (queued, not yet posted: waiting for the thread "
+                    "that calls MPI)\n";
+        }
+      }
       std::fprintf(stderr,
                    "hytask watchdog: rank %d: nothing has progressed for %u s (no task started "
                    "or finished, no MPI operation completed); %zu MPI operation(s) pending, "

@@ -15,6 +15,7 @@ using namespace sched;
 
 void scheduler::idle(worker* w) {
   flush_counts(w);
+  if (!w->idle_now.load(std::memory_order_relaxed)) w->idle_now.store(true, std::memory_order_relaxed);
   // Outstanding operations: an idle worker polls them, back to back for HYTASK_SPIN_US
   // after it last ran a task or saw an operation complete, then yielding its core between
   // polls. It does not sleep while operations it may poll are pending: it has nothing else
@@ -84,6 +85,12 @@ void scheduler::poll_hint(worker* w) {
 void scheduler::wake_for_progress() {
   full_fence();
   if (sleepers_.load(std::memory_order_relaxed) > 0) wake_one();
+}
+
+bool scheduler::any_worker_busy() const noexcept {
+  for (const worker* w : workers_)
+    if (!w->idle_now.load(std::memory_order_relaxed)) return true;
+  return false;
 }
 
 std::uint64_t scheduler::tasks_started() const noexcept {

@@ -210,6 +210,7 @@ void scheduler::begin_run(worker* w, task* t) {
     }
   }
   w->tasks_run.store(w->tasks_run.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  if (w->idle_now.load(std::memory_order_relaxed)) w->idle_now.store(false, std::memory_order_relaxed);
   if (hooks_.every != 0) busy_poll(w);
   w->current_task = t;
   if (trace::enabled()) {

@@ -63,6 +63,10 @@ struct alignas(4096) worker {
   std::int64_t inflight_delta = 0;  // spawned - completed, not yet published
   std::uint64_t next_id = 0;
   std::atomic<std::uint64_t> tasks_run{0};  // owner writes; the watchdog reads
+  // Owner writes, the watchdog reads: true from entering idle() until the worker next runs
+  // a task (or, main, returns to the program). A worker that is not idle is running a task
+  // (or main's own code), which is progress however long it takes.
+  std::atomic<bool> idle_now{false};
   unsigned since_poll = 0;                   // task switches since the last busy poll
   std::int64_t last_poll_ns = 0;             // when this worker last polled while busy
   unsigned inject_tick = 0;                  // scheduling steps since injected work was checked
@@ -163,6 +167,7 @@ class scheduler {
   task* hold_current();       // the current task will not complete before release_hold
   void release_hold(task* t, std::exception_ptr error = nullptr);  // from any thread
   std::uint64_t tasks_started() const noexcept;  // sum over workers, for the watchdog
+  bool any_worker_busy() const noexcept;         // some worker is not idle (watchdog)
   std::int64_t in_flight() const noexcept {      // tasks spawned, not completed (approximate)
     return std::max<std::int64_t>(0, inflight_.load(std::memory_order_relaxed));
   }

@@ -52,6 +52,7 @@ void scheduler::help_until(worker* w, help_pred_fn pred, void* arg) {
   switch_to(&w->home, take_fiber(w), nullptr, nullptr);
   w->help_pred = saved_pred;
   w->help_arg = saved_arg;
+  w->idle_now.store(false, std::memory_order_relaxed);  // back in the program's own code
 }
 
 void scheduler::suspend(arm_fn arm, void* arg) {
