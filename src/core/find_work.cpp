@@ -145,12 +145,10 @@ task* scheduler::find_work(worker* w) {
     }
   }
   // The next-slot task must not sit unstealable behind other work.
-  if (t != nullptr && w->next != nullptr) {
-    enqueue(w, w->next);
-    w->next = nullptr;
-    notify_pushed();
+  if (t != nullptr) {
+    spill_slot(w, w->next);
+    note_taken(t);
   }
-  if (t != nullptr) note_taken(t);
   return t;
 }
 

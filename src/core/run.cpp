@@ -44,12 +44,8 @@ bool scheduler::mailbox_pending(const worker* w) const {
 
 void scheduler::go_home(worker* w) {
   // Work only this worker could run must become stealable while main is away.
-  for (task** slot : {&w->first, &w->next})
-    if (*slot != nullptr) {
-      enqueue(w, *slot);  // still queued: no note
-      *slot = nullptr;
-      notify_pushed();
-    }
+  spill_slot(w, w->first);
+  spill_slot(w, w->next);
   flush_counts(w);
   switch_to(running_fiber(), &w->home, &after_recycle, nullptr);
 }
@@ -153,10 +149,23 @@ void scheduler::complete(worker* w, task* t) {
 }
 
 void scheduler::child_done_direct(worker* w, task* p) {
-  std::int32_t now = p->alive.fetch_sub(1, std::memory_order_seq_cst) - 1;
+  after_drop(w, p, p->alive.fetch_sub(1, std::memory_order_seq_cst) - 1);
+}
+
+void scheduler::after_drop(worker* w, task* p, std::int32_t now) {
   if (now == 0) complete(w, p);
-  else if (now - p->holds.load(std::memory_order_seq_cst) == detail::body_share)
+  // All children done (holds, from bind, are not children): a waiting parent resumes. The
+  // holds count is read only when something besides the body's share is left.
+  else if (now == detail::body_share ||
+           now - p->holds.load(std::memory_order_seq_cst) == detail::body_share)
     wake_waiting_parent(w, p);
+}
+
+void scheduler::spill_slot(worker* w, task*& slot) {
+  if (slot == nullptr) return;
+  enqueue(w, slot);  // still queued: no note
+  slot = nullptr;
+  notify_pushed();
 }
 
 void scheduler::child_done(worker* w, task* p) {
@@ -179,10 +188,7 @@ void scheduler::flush_children(worker* w) {
   w->done_parent = nullptr;
   w->done_count = 0;
   if (p == nullptr) return;
-  std::int32_t now = p->alive.fetch_sub(n, std::memory_order_seq_cst) - n;
-  if (now == 0) complete(w, p);
-  else if (now - p->holds.load(std::memory_order_seq_cst) == detail::body_share)
-    wake_waiting_parent(w, p);
+  after_drop(w, p, p->alive.fetch_sub(n, std::memory_order_seq_cst) - n);
 }
 
 void scheduler::wake_waiting_parent(worker* w, task* p) {
@@ -203,11 +209,7 @@ void scheduler::begin_run(worker* w, task* t) {
   if (w->done_parent != nullptr && w->done_parent != t->parent) {
     while (w->done_parent != nullptr) flush_children(w);
     // A parent resumed by that flush must not wait, unstealable in the next slot, while t runs.
-    if (w->next != nullptr) {
-      enqueue(w, w->next);
-      w->next = nullptr;
-      notify_pushed();
-    }
+    spill_slot(w, w->next);
   }
   w->tasks_run.store(w->tasks_run.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   if (w->idle_now.load(std::memory_order_relaxed)) w->idle_now.store(false, std::memory_order_relaxed);

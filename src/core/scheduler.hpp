@@ -223,6 +223,8 @@ class scheduler {
   void complete(worker* w, task* t);
   void child_done(worker* w, task* parent);
   void child_done_direct(worker* w, task* parent);  // one decrement, now (holds, foreign threads)
+  void after_drop(worker* w, task* p, std::int32_t now);  // p's alive fell to now: complete or wake
+  void spill_slot(worker* w, task*& slot);  // a slot's task into the ready queues (stealable)
   void flush_children(worker* w);
   void wake_waiting_parent(worker* w, task* p);  // w may be null (a foreign thread)
   void idle(worker* w);
