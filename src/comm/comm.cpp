@@ -75,8 +75,10 @@ comm_system::comm_system(const settings& s, int* argc, char*** argv) : settings_
           "before MPI_Finalize (or let the runtime initialise and finalise MPI)");
   }
 
-  if (settings_.mpi_mode == hytask::mpi_mode::funneled && !initialised) {
-    // The MPI thread initialises MPI, so that MPI's "main thread" is the one calling it.
+  if (settings_.mpi_mode == hytask::mpi_mode::funneled) {
+    // The MPI thread initialises MPI, so that MPI's "main thread" is the one calling it; or,
+    // when the program initialised MPI (SERIALIZED or MULTIPLE, checked in initialise()), it
+    // adopts it: either way it is the only hytask thread that calls MPI.
     std::mutex m;
     std::condition_variable cv;
     bool ready = false;

@@ -4,7 +4,8 @@
 //
 // Modes (seed 003's taxonomy):
 //   multiple    any thread calls MPI; needs MPI_THREAD_MULTIPLE.
-//   funneled    hytask starts an MPI thread, which initialises MPI (MPI_THREAD_FUNNELED) and
+//   funneled    hytask starts an MPI thread, which initialises MPI (MPI_THREAD_FUNNELED), or
+//               adopts the program's MPI (SERIALIZED or MULTIPLE), and
 //               makes every MPI call: the others hand it operations and ask it to poll.
 //   masteronly  only main calls MPI (MPI_THREAD_FUNNELED), and only when it waits inside
 //               hytask with no task ready: operations of other threads wait for it.
