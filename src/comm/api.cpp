@@ -5,6 +5,7 @@
 #include <string>
 
 #include "comm/comm.hpp"
+#include "comm/error_handler.hpp"
 #include "comm/operation.hpp"
 #include "core/scheduler.hpp"
 #include "hytask/core/spawn.hpp"
@@ -90,6 +91,7 @@ MPI_Comm comm_world() { return sys("comm_world").world(); }
 
 int rank(MPI_Comm comm) {
   int r = 0;
+  detail::calling_mpi guard;
   int rc = MPI_Comm_rank(comm, &r);
   if (rc != MPI_SUCCESS)
     throw error("MPI_Comm_rank", rc, -1, -1, "hytask::mpi::rank: invalid communicator");
@@ -98,6 +100,7 @@ int rank(MPI_Comm comm) {
 
 int size(MPI_Comm comm) {
   int n = 0;
+  detail::calling_mpi guard;
   int rc = MPI_Comm_size(comm, &n);
   if (rc != MPI_SUCCESS)
     throw error("MPI_Comm_size", rc, -1, -1, "hytask::mpi::size: invalid communicator");

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <functional>
 
+#include "comm/error_handler.hpp"
 #include "core/futex.hpp"
 #include "core/scheduler.hpp"
 #include "hytask/comm/error.hpp"
@@ -166,6 +167,7 @@ void comm_system::initialise(int* argc, char*** argv) {
       break;
     }
   }
+  forward_predefined_errors();
   if (MPI_Comm_dup(MPI_COMM_WORLD, &world_) != MPI_SUCCESS)
     fail("hytask: MPI_Comm_dup(MPI_COMM_WORLD) failed");
   MPI_Comm_set_errhandler(world_, MPI_ERRORS_RETURN);
@@ -218,6 +220,8 @@ void comm_system::post_here(operation* op) {
   }
   // Post, then test once: eager messages (and probes that find a message) are often
   // complete at once, which spares them the registry and a suspension.
+  calling_mpi guard;
+  if (op->comm != world_) forward_errors(op->comm);
   int flag = 0;
   MPI_Status st{};
   int rc = MPI_SUCCESS;
@@ -563,7 +567,10 @@ comm_system::~comm_system() {
 }
 
 void comm_system::finalise() {
-  if (world_ != MPI_COMM_NULL) MPI_Comm_free(&world_);
+  if (world_ != MPI_COMM_NULL) {
+    MPI_Comm_free(&world_);
+    restore_predefined_errors();
+  }
   if (owns_mpi_) {
     MPI_Finalize();
     owns_mpi_ = false;

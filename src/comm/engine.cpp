@@ -1,5 +1,7 @@
 #include "comm/engine.hpp"
 
+#include "comm/error_handler.hpp"
+
 #include "trace/trace.hpp"
 
 namespace hytask::mpi::detail {
@@ -32,6 +34,7 @@ void engine::merge_incoming() {
 core::poll_result engine::poll() {
   if (pending_.load(std::memory_order_acquire) == 0) return core::poll_result::nothing_pending;
   if (polling_.exchange(true, std::memory_order_acquire)) return core::poll_result::pending;
+  calling_mpi guard;  // errors come back as codes, whatever the communicators' handlers
   polls_.store(polls_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   merge_incoming();
   const std::uint64_t t0 = trace::enabled() ? trace::now() : 0;

@@ -1,6 +1,7 @@
 // The program initialises MPI itself: the runtime adopts it (and leaves finalising to the
 // program), and refuses modes the provided thread level cannot support, naming one that can.
 //   adopt_mpi [funneled|serialized|multiple]   the thread level the program asks for
+//   adopt_mpi fatal      a bad MPI call of the program still ends the job (MULTIPLE)
 // Every mode the level allows runs point-to-point and collective operations from tasks.
 #include <mpi.h>
 
@@ -11,6 +12,7 @@
 #include <span>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "hytask/hytask.hpp"
 #include "hytask/mpi.hpp"
@@ -52,6 +54,64 @@ bool exercise(hytask::mpi_mode mode, const char* name, int rank) {
   return ok;
 }
 
+int g_handler_calls = 0;
+void count_errors(MPI_Comm*, int*, ...) { ++g_handler_calls; }
+
+// The program's own error handler on its own communicator: hytask's operations on it still
+// report errors as exceptions (MPI may call the handler first), and the program's own calls
+// still go to it.
+bool program_handler_kept(int rank) {
+  MPI_Comm mine;
+  MPI_Comm_dup(MPI_COMM_WORLD, &mine);
+  MPI_Errhandler eh;
+  MPI_Comm_create_errhandler(&count_errors, &eh);
+  MPI_Comm_set_errhandler(mine, eh);
+  bool ok = true;
+  {
+    hytask::runtime rt(hytask::config{.mpi_mode = hytask::mpi_mode::multiple});
+    std::vector<int> four{1, 2, 3, 4}, two(2);
+    if (rank == 1) mpi::send(four, 0, 9, mine);
+    if (rank == 0) {
+      bool thrown = false;
+      hytask::spawn([&] { mpi::recv(two, 1, 9, mine); });
+      try {
+        hytask::wait_all();
+      } catch (const mpi::error& e) {
+        thrown = e.call() == "MPI_Irecv" && e.peer() == 1;
+      }
+      if (!thrown) {
+        ok = false;
+        std::fprintf(stderr, "adopt: truncated receive on the program's communicator: no exception\n");
+      }
+    }
+  }
+  int v = 0;
+  const int before = g_handler_calls;
+  const int rc = MPI_Send(&v, 1, MPI_INT, 99, 0, mine);  // rank 99 does not exist
+  if (rc == MPI_SUCCESS || g_handler_calls != before + 1) {
+    ok = false;
+    std::fprintf(stderr, "adopt: the program's own bad call: rc %d, its handler called %d times\n",
+                 rc, g_handler_calls - before);
+  }
+  MPI_Comm_free(&mine);
+  MPI_Errhandler_free(&eh);
+  return ok;
+}
+
+// After hytask used the program's communicator, whose handler was MPI_ERRORS_ARE_FATAL, a
+// bad call of the program on it still ends the job (it must not start returning errors).
+void program_errors_still_fatal(int rank) {
+  MPI_Comm mine;
+  MPI_Comm_dup(MPI_COMM_WORLD, &mine);
+  hytask::runtime rt(hytask::config{.mpi_mode = hytask::mpi_mode::multiple});
+  int v = rank, sum = 0;
+  hytask::spawn([&] { mpi::allreduce(std::span(&v, 1), std::span(&sum, 1), MPI_SUM, mine); });
+  hytask::wait_all();
+  const int rc = MPI_Send(&v, 1, MPI_INT, 99, 0, mine);  // rank 99 does not exist
+  std::printf("adopt fatal: the program's bad call returned %d instead of ending the job\n", rc);
+  std::exit(0);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -60,15 +120,18 @@ int main(int argc, char** argv) {
                      : level == "serialized" ? MPI_THREAD_SERIALIZED
                                              : MPI_THREAD_FUNNELED;
   int provided = 0;
-  MPI_Init_thread(&argc, &argv, wanted, &provided);
+  MPI_Init_thread(&argc, &argv, level == "fatal" ? MPI_THREAD_MULTIPLE : wanted, &provided);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (level == "fatal") program_errors_still_fatal(rank);
   bool ok = true;
   // funneled: hytask's MPI thread makes the calls, which SERIALIZED allows.
   if (provided >= MPI_THREAD_SERIALIZED)
     ok = exercise(hytask::mpi_mode::funneled, "funneled", rank) && ok;
-  if (provided >= MPI_THREAD_MULTIPLE)
+  if (provided >= MPI_THREAD_MULTIPLE) {
     ok = exercise(hytask::mpi_mode::multiple, "multiple", rank) && ok;
+    ok = program_handler_kept(rank) && ok;
+  }
   if (provided == MPI_THREAD_FUNNELED) {
     // multiple needs MPI_THREAD_MULTIPLE: the error must say which mode works.
     try {

@@ -1,6 +1,7 @@
 // MPI test scenarios, run by CTest through mpiexec on 2-4 ranks, under every
 // HYTASK_MPI_MODE x HYTASK_PROGRESS combination and with 1 and 2 workers per rank.
 //   scenarios [name ...]     (default: all)
+//   scenarios --list         the names
 // Every scenario checks its results on every rank; a failure prints the rank, the scenario
 // and what was wrong, then aborts the job. Hangs are turned into aborts by the watchdog
 // (HYTASK_WATCHDOG_S, set by the tests).
@@ -261,6 +262,38 @@ void errors() {
   check(!ran, "the body of a task whose dependency failed ran");
 }
 
+// Errors found when a request completes (a truncated receive), on hytask's communicator and
+// on MPI_COMM_WORLD, whose handler is MPI_ERRORS_ARE_FATAL and where MPICH reports errors of
+// MPI_Testsome: an exception naming the call and the peer, not an aborted job. Once with the
+// message already there when the receive is posted, once arriving while it is pending.
+void errors_at_completion() {
+  for (MPI_Comm comm : {mpi::comm_world(), MPI_COMM_WORLD}) {
+    for (bool early : {true, false}) {
+      const std::string where = std::string(comm == MPI_COMM_WORLD ? "MPI_COMM_WORLD" : "comm_world()") +
+                                (early ? ", message first" : ", receive first");
+      std::vector<int> four{1, 2, 3, 4};
+      if (early && g_rank == 1) mpi::send(four, 0, 41, comm);
+      mpi::barrier();
+      if (g_rank == 1 && !early) {
+        std::this_thread::sleep_for(100ms);
+        mpi::send(four, 0, 41, comm);
+      }
+      if (g_rank != 0) continue;
+      std::vector<int> two(2, 0);
+      hytask::spawn({.name = "short recv"}, [&two, comm] { mpi::recv(two, 1, 41, comm); });
+      try {
+        hytask::wait_all();
+        fail("no exception for a truncated receive on " + where);
+      } catch (const mpi::error& e) {
+        check(e.call() == "MPI_Irecv", where + ": call " + e.call());
+        check(e.peer() == 1, where + ": peer " + std::to_string(e.peer()));
+        const std::string w = e.what();
+        check(w.find("short recv") != std::string::npos, where + ": task name missing: " + w);
+      }
+    }
+  }
+}
+
 void probe() {
   if (g_size < 2 || g_rank > 1) return;
   if (g_rank == 1) {
@@ -418,9 +451,6 @@ void overlap_program() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  hytask::runtime rt(argc, argv);
-  g_rank = mpi::rank();
-  g_size = mpi::size();
   const std::map<std::string, std::function<void()>> all = {
       {"pingpong", pingpong},           {"deadlock_p2p", deadlock_p2p},
       {"deadlock_collectives", deadlock_collectives},
@@ -428,9 +458,17 @@ int main(int argc, char** argv) {
       {"bind_then_wait_all", bind_then_wait_all},
       {"ordering_directions", ordering_directions},
       {"errors", errors},               {"probe", probe},
+      {"errors_at_completion", errors_at_completion},
       {"collectives", collectives},     {"from_main", from_main},
       {"many_messages", many_messages}, {"overlap_program", overlap_program},
   };
+  if (argc == 2 && std::string(argv[1]) == "--list") {  // for tests/mpi/CMakeLists.txt
+    for (const auto& [name, f] : all) std::printf("%s\n", name.c_str());
+    return 0;
+  }
+  hytask::runtime rt(argc, argv);
+  g_rank = mpi::rank();
+  g_size = mpi::size();
   std::vector<std::string> chosen(argv + 1, argv + argc);
   if (chosen.empty())
     for (const auto& [name, f] : all) chosen.push_back(name);

@@ -1,9 +1,12 @@
 // hytask::mpi::error: an MPI call made through hytask::mpi failed.
 //
-// The runtime's communicators (hytask::mpi::comm_world() and those derived from it) return
-// errors instead of aborting; hytask turns them into this exception, thrown where the
-// operation is waited for or, for a task that depended on it with after(), from the
-// wait_all that covers that task.
+// Every error of an operation posted through hytask::mpi becomes this exception, whatever
+// the communicator and its error handler: the runtime's (comm_world()) returns errors, and on
+// the program's own communicators (and MPI_COMM_WORLD, where MPICH reports errors found at
+// completion) hytask installs a handler that returns errors during hytask's calls and does
+// what the previous handler did during the program's own (docs/mpi.md, "Errors"). The
+// exception is thrown where the operation is waited for or, for a task that depended on it
+// with after(), from the wait_all that covers that task.
 #pragma once
 
 #include <stdexcept>
