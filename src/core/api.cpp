@@ -4,6 +4,7 @@
 #include "core/dependency.hpp"
 #include "core/futex.hpp"
 #include "core/scheduler.hpp"
+#include "core/scheduler_internal.hpp"
 #include "hytask/core/event.hpp"
 #include "hytask/core/spawn.hpp"
 #include "hytask/core/this_task.hpp"
@@ -114,12 +115,7 @@ void spawn_context::submit() {
 void spawn_context::raise_priority() { core::scheduler::instance()->raise_to_comm(task_); }
 
 void release_external(task* t, std::exception_ptr error, bool high) {
-  // Record before the release: the acq_rel below publishes it to whoever runs t. Only the
-  // first failing dependency writes (t has not started, so nothing else writes its flags).
-  if (error && !t->has_error.exchange(true, std::memory_order_acq_rel)) {
-    t->error = std::move(error);
-    t->flags |= flag_failed;
-  }
+  if (error) core::sched::fail_before_start(t, std::move(error));
   if (high) core::scheduler::instance()->raise_to_comm(t);
   if (t->pending.fetch_sub(1, std::memory_order_acq_rel) == 1)
     core::scheduler::instance()->make_ready(t);

@@ -93,11 +93,16 @@ void scheduler::publish_children(task* t) {
 void scheduler::release_successors(worker* w, task* t) {
   const std::uint32_t n = t->nsucc.exchange(detail::successors_closed, std::memory_order_acq_rel);
   if (n == 0) return;
+  // A task that failed (its body threw, it was skipped, or a child failed) fails its
+  // successors: they are skipped, and fail theirs in turn.
+  const bool failed = (t->flags & (detail::flag_error | detail::flag_parent)) &&
+                      t->has_error.load(std::memory_order_acquire);
   // Successors were spawned on other cores, typically: start fetching all of them before the
   // first (serialising) atomic decrement.
   const std::uint32_t inline_n = std::min(n, detail::task_inline_successors);
   for (std::uint32_t i = 0; i < inline_n; ++i) prefetch_for_write(t->succ[i]);
   auto release = [&](task* s) {
+    if (failed) fail_before_start(s, t->error);
     if (s->pending.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
     if (w == nullptr) {
       inject(s);
@@ -134,10 +139,18 @@ void scheduler::complete(worker* w, task* t) {
     if (t->on_complete) t->on_complete(t);
   } else {
     task* p = t->parent;
-    // An exception is only possible if the body threw or a child passed one up.
+    // An exception is only possible if the body threw or a child passed one up. The parent
+    // learns the first exception and how many tasks failed, to report at its wait_all.
     if ((flags & (detail::flag_error | detail::flag_parent)) &&
-        t->has_error.load(std::memory_order_acquire))
+        t->has_error.load(std::memory_order_acquire)) {
       record_error(p, t->error);
+      std::uint32_t threw = t->children_threw.load(std::memory_order_relaxed);
+      std::uint32_t skipped = t->children_skipped.load(std::memory_order_relaxed);
+      if (flags & detail::flag_failed) ++skipped;
+      else if (flags & detail::flag_error) ++threw;
+      if (threw) p->children_threw.fetch_add(threw, std::memory_order_relaxed);
+      if (skipped) p->children_skipped.fetch_add(skipped, std::memory_order_relaxed);
+    }
     if (w != nullptr) {
       if (--w->inflight_delta <= -inflight_publish) publish_inflight(w);
     } else {

@@ -174,11 +174,8 @@ void scheduler::shutdown() {
   }
   destroy_home_fiber(&w->home);
   set_timer_slack(main_timer_slack_);
-  if (root_.has_error.load(std::memory_order_acquire)) {
-    std::exception_ptr e = std::move(root_.error);
-    root_.has_error.store(false);
-    std::rethrow_exception(e);
-  }
+  if (root_.has_error.load(std::memory_order_acquire))
+    sched::rethrow_children_failures(&root_, "the runtime's end");
 }
 
 }  // namespace hytask::core

@@ -68,8 +68,23 @@ inline bool children_done(const task* t) {
          detail::body_share;
 }
 
+// A predecessor of t (a task or a request) failed, before t started: t will be skipped.
+// Called before that predecessor releases its share of t's pending count, whose acq_rel
+// publishes this to whoever runs t. Only the first failing predecessor writes (t has not
+// started, so nothing else writes its flags).
+inline void fail_before_start(task* t, std::exception_ptr error) {
+  if (!t->has_error.exchange(true, std::memory_order_acq_rel)) {
+    t->error = std::move(error);
+    t->flags |= detail::flag_failed;
+  }
+}
+
 inline void record_error(task* t, std::exception_ptr e) {
   if (!t->has_error.exchange(true, std::memory_order_acq_rel)) t->error = std::move(e);
 }
+
+// wait_all's end when children failed: clears t's record of them and rethrows the first
+// exception; when more than one task failed, first says how many on stderr (one line).
+[[noreturn]] void rethrow_children_failures(task* t, const char* where);
 
 }  // namespace hytask::core::sched

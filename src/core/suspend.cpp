@@ -1,6 +1,8 @@
 // Suspension: waiting for children, events and holds without blocking the worker; yield.
 #include "core/scheduler.hpp"
 
+#include <cstdio>
+
 #include "core/dependency.hpp"
 #include "core/scheduler_internal.hpp"
 #include "trace/trace.hpp"
@@ -156,12 +158,23 @@ void scheduler::wait_children(worker* w) {
     }
   }
   if (me->domain) me->domain->clear();
-  if (me->has_error.load(std::memory_order_acquire)) {
-    std::exception_ptr e = std::move(me->error);
-    me->error = nullptr;
-    me->has_error.store(false, std::memory_order_release);
-    std::rethrow_exception(e);
+  if (me->has_error.load(std::memory_order_acquire)) rethrow_children_failures(me, "wait_all");
+}
+
+void sched::rethrow_children_failures(task* t, const char* where) {
+  std::exception_ptr e = std::move(t->error);
+  t->error = nullptr;
+  const std::uint32_t threw = t->children_threw.exchange(0, std::memory_order_relaxed);
+  const std::uint32_t skipped = t->children_skipped.exchange(0, std::memory_order_relaxed);
+  t->has_error.store(false, std::memory_order_release);
+  if (threw + skipped > 1) {
+    std::fprintf(stderr,
+                 "hytask: %s: %u tasks failed (%u threw, %u skipped because a task or request "
+                 "they depend on failed); rethrowing the first exception\n",
+                 where, threw + skipped, threw, skipped);
+    std::fflush(stderr);
   }
+  std::rethrow_exception(e);
 }
 
 void scheduler::yield() {

@@ -64,6 +64,8 @@ void scheduler::free_task(worker* w, task* t) {
     if (t->has_error.load(std::memory_order_relaxed)) {
       t->error = nullptr;  // a pooled record must not keep an exception alive
       t->has_error.store(false, std::memory_order_relaxed);
+      t->children_threw.store(0, std::memory_order_relaxed);
+      t->children_skipped.store(0, std::memory_order_relaxed);
     }
     t->on_complete = nullptr;
     t->hook_arg = nullptr;

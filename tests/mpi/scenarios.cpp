@@ -251,15 +251,19 @@ void errors() {
     check(e.code() != MPI_SUCCESS, "error code");
   }
   // A task that depends on a failed request fails with the request's error.
+  // Its own successors are skipped too.
   auto bad = mpi::isend(std::span(&v, 1), g_size + 1, 4);
-  bool ran = false;
-  hytask::spawn([&ran] { ran = true; }, hytask::after(bad));
+  bool ran = false, successor_ran = false;
+  int x = 0;
+  hytask::spawn([&ran] { ran = true; }, hytask::after(bad), hytask::out(x));
+  hytask::spawn([&successor_ran] { successor_ran = true; }, hytask::in(x));
   try {
     hytask::wait_all();
     fail("no exception from a task depending on a failed request");
   } catch (const mpi::error&) {
   }
   check(!ran, "the body of a task whose dependency failed ran");
+  check(!successor_ran, "a successor of a task skipped after a failed request ran");
 }
 
 // Errors found when a request completes (a truncated receive), on hytask's communicator and

@@ -100,8 +100,9 @@ void spawn(F&& f, const A&... accesses) {
 }
 
 // Waits until every task spawned by the calling task (or, from main, by main) has
-// completed, then rethrows the first exception one of them threw. A task suspends here;
-// main runs ready tasks while it waits.
+// completed, then rethrows the first exception one of them threw; when several failed, it
+// first prints how many on stderr. Successors of a failed task are skipped, not run. A task
+// suspends here; main runs ready tasks while it waits.
 void wait_all();
 
 }  // namespace hytask

@@ -22,7 +22,7 @@ enum task_flags : std::uint32_t {
   flag_parent = 1u << 4,    // has spawned children or taken holds: alive may differ from body_share
   flag_cold = 1u << 5,      // line 2 holds a name, an id or hooks to clear before reuse
   flag_error = 1u << 6,     // the body threw (its exception is in line 2)
-  flag_failed = 1u << 7,    // a dependency failed before the body ran: skip the body
+  flag_failed = 1u << 7,    // a predecessor (task or request) failed: the body is skipped
   flag_queued = 1u << 8,    // in a ready queue (checked by the scheduler's debug assertions)
 };
 // Line 2 needs a look at completion and reuse only when one of these is set; a leaf task
@@ -90,6 +90,10 @@ struct alignas(64) task {
   // alive, so alive - holds never falls below what the children leave.
   std::atomic<std::int32_t> holds{0};
   std::exception_ptr error;                // first exception of this task or of a child
+  // Failures among the children not yet reported by a wait_all: bodies that threw, and
+  // tasks skipped because something they depended on failed (written on error paths only).
+  std::atomic<std::uint32_t> children_threw{0};
+  std::atomic<std::uint32_t> children_skipped{0};
   void* fiber = nullptr;                   // parked context while suspended
   dep_domain* domain = nullptr;            // dependency tracker for this task's children
   task* link = nullptr;                    // intrusive link for mailboxes and yield lists
