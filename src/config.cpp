@@ -333,6 +333,15 @@ const std::vector<knob>& knobs() {
        explicit_number<unsigned>(&config::watchdog_s, &settings::watchdog_s,
                                  [](unsigned v) { return v <= 86400; }),
        [](const settings& s) { return std::to_string(s.watchdog_s); }},
+
+      enum_knob<hytask::order_check, 3>(
+          "HYTASK_ORDER_CHECK", "order_check", "'warn', 'error' or 'off'",
+          "tasks spawned by one task that post on the same MPI channel (or call collectives on "
+          "one communicator) in an order other than their spawn order: warn once per channel, "
+          "or fail the posting task; reordered collectives always fail unless 'off'",
+          hytask::order_check::warn, &config::order_check, &settings::order_check,
+          {"warn", "error", "off"},
+          {hytask::order_check::warn, hytask::order_check::error, hytask::order_check::off}),
   };
   return table;
 }

@@ -21,6 +21,7 @@ enum class pin_policy { none, cores };
 enum class mpi_use { automatic, on, off };
 enum class mpi_mode { multiple, funneled, masteronly };
 enum class progress_policy { workers, thread, none };
+enum class order_check { warn, error, off };
 
 struct config {
   std::optional<unsigned> threads{};          // HYTASK_THREADS: workers, main included
@@ -40,6 +41,7 @@ struct config {
   std::optional<unsigned> progress_max_us{};    // HYTASK_PROGRESS_MAX_US: longest poll period
   std::optional<bool> comm_priority{};          // HYTASK_COMM_PRIORITY: 1 | 0
   std::optional<unsigned> watchdog_s{};         // HYTASK_WATCHDOG_S: 0 = off
+  std::optional<hytask::order_check> order_check{};  // HYTASK_ORDER_CHECK: warn | error | off
 };
 
 // Every knob resolved: explicit config field, else HYTASK_* variable, else the default.
@@ -61,6 +63,7 @@ struct settings {
   unsigned progress_max_us = 0;
   bool comm_priority = true;
   unsigned watchdog_s = 0;
+  hytask::order_check order_check = hytask::order_check::warn;
 
   // Throws config_error on the first invalid value.
   static settings resolve(const config& explicit_values = {});

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "comm/channels.hpp"
 #include "comm/comm.hpp"
 #include "comm/error_handler.hpp"
 #include "comm/operation.hpp"
@@ -66,8 +67,9 @@ void run_blocking(const char* what, operation* op) {
 }
 
 request run_nonblocking(const char* what, operation* op) {
+  request r(op);  // owns op, also when submit throws
   sys(what).submit(op);
-  return request(op);
+  return r;
 }
 
 operation* p2p(kind k, const void* sbuf, void* rbuf, int count, MPI_Datatype type, int peer,
@@ -250,19 +252,23 @@ void channel_access::apply(hytask::detail::spawn_context& ctx) const {
 }
 
 channel_access send_channel(int dest, int tag, MPI_Comm comm) {
-  return {sys("send_channel").declare_channel(comm, dest, tag, false, true, false), 1};
+  sys("send_channel");
+  return {detail::declare_channel(comm, dest, tag, false), 1};
 }
 
 channel_access recv_channel(int source, int tag, MPI_Comm comm) {
-  return {sys("recv_channel").declare_channel(comm, source, tag, false, false, true) + 1, 1};
+  sys("recv_channel");
+  return {detail::declare_channel(comm, source, tag, false) + 1, 1};
 }
 
 channel_access channel(int peer, int tag, MPI_Comm comm) {
-  return {sys("channel").declare_channel(comm, peer, tag, false, true, true), 2};
+  sys("channel");
+  return {detail::declare_channel(comm, peer, tag, false), 2};
 }
 
 channel_access collective(MPI_Comm comm) {
-  return {sys("collective").declare_channel(comm, -1, -1, true, true, false), 1};
+  sys("collective");
+  return {detail::declare_channel(comm, -1, -1, true), 1};
 }
 
 // ---- point-to-point --------------------------------------------------------------------

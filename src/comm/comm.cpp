@@ -8,6 +8,7 @@
 #include <cstring>
 #include <functional>
 
+#include "comm/channels.hpp"
 #include "comm/error_handler.hpp"
 #include "core/futex.hpp"
 #include "core/scheduler.hpp"
@@ -35,12 +36,6 @@ std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
-}
-
-std::uint64_t comm_key(MPI_Comm c) {
-  std::uint64_t k = 0;
-  std::memcpy(&k, &c, sizeof c < sizeof k ? sizeof c : sizeof k);
-  return k;
 }
 
 }  // namespace
@@ -107,6 +102,7 @@ comm_system::comm_system(const settings& s, int* argc, char*** argv) : settings_
   } else {
     initialise(argc, argv);
   }
+  install_channel_state_release();
   instance_ = this;
 }
 
@@ -270,7 +266,7 @@ void comm_system::submit(operation* op) {
   if (core::worker* w = core::current_worker(); w != nullptr && w->current_task != nullptr) {
     op->task_name = w->current_task->name;
     op->task_id = core::task_id(w, w->current_task);
-    check_channel(op);
+    check_post_order(op, settings_.order_check, rank_);
     // Tasks of this type communicate: later ones start in the communication class.
     if (!(w->current_task->flags & hytask::detail::flag_internal))
       core::scheduler::instance()->learn_comm(w->current_task);
@@ -560,9 +556,6 @@ comm_system::~comm_system() {
     thread_.join();  // the MPI thread finalises on its way out
   }
   if (settings_.mpi_mode != hytask::mpi_mode::funneled) finalise();
-  for (auto& [key, ch] : channels_)
-    for (operation* op : ch->last)
-      if (op) release(op);
   instance_ = nullptr;
 }
 
@@ -575,49 +568,6 @@ void comm_system::finalise() {
     MPI_Finalize();
     owns_mpi_ = false;
   }
-}
-
-// ---- channels --------------------------------------------------------------------------
-
-char* comm_system::declare_channel(MPI_Comm comm, int peer, int tag, bool collective, bool sends,
-                                   bool receives) {
-  std::lock_guard<std::mutex> lock(channels_mutex_);
-  auto& slot = channels_[channel_key{comm_key(comm), collective ? -1 : peer, collective ? -1 : tag}];
-  if (!slot) slot = std::make_unique<channel_state>();
-  if (sends || collective) slot->declared[0] = true;
-  if (receives) slot->declared[1] = true;
-  return slot->token;
-}
-
-void comm_system::check_channel(operation* op) {
-  const bool coll = is_collective(op->what);
-  if (!coll && (op->peer < 0 || op->tag < 0)) return;  // wildcards and MPI_PROC_NULL
-  const int dir = coll ? 0 : (op->what == kind::recv || op->what == kind::probe ? 1 : 0);
-  std::lock_guard<std::mutex> lock(channels_mutex_);
-  auto& slot = channels_[channel_key{comm_key(op->comm), coll ? -1 : op->peer, coll ? -1 : op->tag}];
-  if (!slot) slot = std::make_unique<channel_state>();
-  channel_state& ch = *slot;
-  operation* last = ch.last[dir];
-  if (!ch.declared[dir] && !ch.warned && last != nullptr && ch.last_task[dir] != op->task_id &&
-      last->state.load(std::memory_order_acquire) != op_complete) {
-    ch.warned = true;
-    std::string where = coll ? "collectives on one communicator"
-                             : std::string(dir ? "receives from" : "sends to") + " (peer " +
-                                   std::to_string(op->peer) + ", tag " + std::to_string(op->tag) + ")";
-    std::fprintf(stderr,
-                 "hytask: rank %d: tasks '%s' and '%s' both have %s pending and are not "
-                 "ordered: MPI matches in posting order, which here depends on scheduling. "
-                 "Declare hytask::mpi::%s on such tasks: they then post in spawn order.\n",
-                 rank_, ch.last_name[dir] ? ch.last_name[dir] : "(unnamed)",
-                 op->task_name ? op->task_name : "(unnamed)", where.c_str(),
-                 coll ? "collective(comm)"
-                      : dir ? "recv_channel(peer, tag)" : "send_channel(peer, tag)");
-  }
-  acquire(op);
-  if (last) release(last);
-  ch.last[dir] = op;
-  ch.last_task[dir] = op->task_id;
-  ch.last_name[dir] = op->task_name;
 }
 
 // ---- watchdog --------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 // The task-aware MPI layer's state: MPI's initialisation, who may call MPI (HYTASK_MPI_MODE),
-// who polls and when (HYTASK_PROGRESS), the threads this needs, the watchdog, and the table
-// of channels used to order and check operations posted by tasks.
+// who polls and when (HYTASK_PROGRESS), the threads this needs and the watchdog. Channels
+// (ordering and checking posts by tasks) are in comm/channels.hpp.
 //
 // Modes (seed 003's taxonomy):
 //   multiple    any thread calls MPI; needs MPI_THREAD_MULTIPLE.
@@ -70,42 +70,12 @@ class comm_system {
   // Polls once if this thread may, then reports whether op has completed.
   bool test(operation* op);
 
-  // Ordering and checking of operations posted by tasks.
-  // The token tasks declare inout on to order their operations on a channel: token + 0 for
-  // sends (and collectives), token + 1 for receives and probes. Marks those directions as
-  // declared (no unordered-channel warning for them).
-  char* declare_channel(MPI_Comm comm, int peer, int tag, bool collective, bool sends, bool receives);
-
  private:
-  struct channel_key {
-    std::uint64_t comm;
-    int peer, tag;  // -1, -1 for collectives
-    bool operator==(const channel_key&) const = default;
-  };
-  struct channel_hash {
-    std::size_t operator()(const channel_key& k) const noexcept {
-      return static_cast<std::size_t>((k.comm * 0x9E3779B97F4A7C15ull) ^
-                                      (static_cast<std::uint64_t>(static_cast<unsigned>(k.peer)) << 32) ^
-                                      static_cast<unsigned>(k.tag));
-    }
-  };
-  // Sends and receives on a (peer, tag) match in separate queues, so each direction is
-  // checked on its own (collectives use direction 0).
-  struct channel_state {
-    char token[2] = {0, 0};   // the bytes tasks declare inout on: [0] sends, [1] receives
-    bool declared[2] = {false, false};
-    bool warned = false;
-    operation* last[2] = {nullptr, nullptr};
-    std::uint64_t last_task[2] = {0, 0};
-    const char* last_name[2] = {nullptr, nullptr};
-  };
-
   bool may_call_mpi() const;
   bool backstop() const noexcept;  // a sleeping thread polls when the workers do not
   void post_here(operation* op);
   void run_commands();
   void nudge();  // ask the MPI-owning thread to poll (funneled, masteronly)
-  void check_channel(operation* op);
   core::poll_result hook(unsigned worker, bool idle);
   static core::poll_result hook_entry(void* self, unsigned worker, bool idle);
   static bool has_pending_entry(void* self, unsigned worker);
@@ -147,8 +117,6 @@ class comm_system {
   std::atomic<bool> backstop_reset_{false};  // a new operation: back to the shortest period
   std::atomic<bool> backstop_wakeable_{false};  // asleep long: the next post may wake it
 
-  std::mutex channels_mutex_;
-  std::unordered_map<channel_key, std::unique_ptr<channel_state>, channel_hash> channels_;
 };
 
 }  // namespace hytask::mpi::detail

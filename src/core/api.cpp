@@ -51,6 +51,7 @@ inline task* spawn_common(core::worker* w) {
   }
   t->parent = parent;
   ++parent->unpublished;  // published in one atomic add at wait_all or when the body ends
+  t->spawn_seq = ++parent->children_spawned;
   s->note_spawn(w);
   return t;
 }

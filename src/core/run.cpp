@@ -4,6 +4,7 @@
 #include "core/cpu.hpp"
 #include "core/dependency.hpp"
 #include "core/scheduler_internal.hpp"
+#include "core/scope_ext.hpp"
 #include "trace/trace.hpp"
 
 namespace hytask::core {
@@ -131,9 +132,12 @@ void scheduler::release_successors(worker* w, task* t) {
 void scheduler::complete(worker* w, task* t) {
   release_successors(w, t);
   const std::uint32_t flags = t->flags;
-  if ((flags & detail::flag_parent) && t->domain) {
-    delete t->domain;
-    t->domain = nullptr;
+  if (flags & detail::flag_parent) {
+    if (t->domain) {
+      delete t->domain;
+      t->domain = nullptr;
+    }
+    release_scope_ext(t);
   }
   if (flags & detail::flag_internal) {
     if (t->on_complete) t->on_complete(t);

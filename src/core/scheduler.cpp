@@ -7,6 +7,7 @@
 #include "core/dependency.hpp"
 #include "core/futex.hpp"
 #include "core/scheduler_internal.hpp"
+#include "core/scope_ext.hpp"
 #include "core/topology.hpp"
 #include "hytask/errors.hpp"
 #include "trace/trace.hpp"
@@ -172,6 +173,7 @@ void scheduler::shutdown() {
     delete root_.domain;
     root_.domain = nullptr;
   }
+  release_scope_ext(&root_);
   destroy_home_fiber(&w->home);
   set_timer_slack(main_timer_slack_);
   if (root_.has_error.load(std::memory_order_acquire))

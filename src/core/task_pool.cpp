@@ -67,6 +67,7 @@ void scheduler::free_task(worker* w, task* t) {
       t->children_threw.store(0, std::memory_order_relaxed);
       t->children_skipped.store(0, std::memory_order_relaxed);
     }
+    t->children_spawned = 0;
     t->on_complete = nullptr;
     t->hook_arg = nullptr;
   }

@@ -17,8 +17,8 @@
 // exchange). channel(peer, tag) declares both directions, for a task that does both. Such
 // tasks also run in the high priority class when HYTASK_COMM_PRIORITY=1. Operations posted
 // outside tasks (from main), and operations posted by one task, keep program order without
-// any declaration. When two tasks that did not declare a direction have operations pending
-// on it at once, hytask prints a warning naming the channel and the tasks, once per channel.
+// any declaration. Posts by sibling tasks out of their spawn order are reported (a warning
+// once per channel, or an error: HYTASK_ORDER_CHECK, docs/mpi.md "Ordering").
 #pragma once
 
 #include <mpi.h>

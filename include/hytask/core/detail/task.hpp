@@ -94,6 +94,10 @@ struct alignas(64) task {
   // tasks skipped because something they depended on failed (written on error paths only).
   std::atomic<std::uint32_t> children_threw{0};
   std::atomic<std::uint32_t> children_skipped{0};
+  std::uint64_t spawn_seq = 0;         // position among its parent's children, from 1
+  std::uint64_t children_spawned = 0;  // as a parent: children spawned so far (never reset)
+  // State a layer above the core keeps for this task's children (core/scope_ext.hpp).
+  std::atomic<void*> scope_ext{nullptr};
   void* fiber = nullptr;                   // parked context while suspended
   dep_domain* domain = nullptr;            // dependency tracker for this task's children
   task* link = nullptr;                    // intrusive link for mailboxes and yield lists

@@ -1,0 +1,78 @@
+// Memory stays bounded when tasks use ever new channels: 200,000 distinct tags, each used by
+// one send task on rank 0 and one receive task on rank 1 (half of them declared with
+// send_channel / recv_channel).
+//   channel_memory rounds   a wait_all every 2,000 tags (a time-stepping program)
+//   channel_memory graph    one wait_all at the end (tasks throttled by HYTASK_MAX_TASKS)
+// Fails when the resident set grows by more than the limit after the first 10,000 tags.
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <span>
+#include <string>
+
+#include "hytask/hytask.hpp"
+#include "hytask/mpi.hpp"
+
+namespace mpi = hytask::mpi;
+
+namespace {
+
+long rss_kib() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::atol(line.c_str() + 6);
+  return -1;
+}
+
+void exchange(int tag, int rank) {
+  const bool declared = tag % 2 == 0;
+  if (rank == 0) {
+    auto body = [tag] {
+      int v = tag;
+      mpi::send(std::span(&v, 1), 1, tag);
+    };
+    if (declared) hytask::spawn(body, mpi::send_channel(1, tag));
+    else hytask::spawn(body);
+  } else {
+    auto body = [tag] {
+      int v = -1;
+      mpi::recv(std::span(&v, 1), 0, tag);
+      if (v != tag) {
+        std::fprintf(stderr, "channel_memory: tag %d carried %d\n", tag, v);
+        std::abort();
+      }
+    };
+    if (declared) hytask::spawn(body, mpi::recv_channel(0, tag));
+    else hytask::spawn(body);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  hytask::runtime rt(argc, argv);
+  const std::string how = argc > 1 ? argv[1] : "rounds";
+  const int rank = mpi::rank();
+  const int tags = 200000, warmup = 10000, round = 2000;
+  const long limit_kib = 16 * 1024;
+  long base = 0;
+  if (rank <= 1) {
+    for (int tag = 1; tag <= tags; ++tag) {
+      exchange(tag, rank);
+      if (how == "rounds" && tag % round == 0) hytask::wait_all();
+      if (tag == warmup) {
+        if (how == "graph") hytask::wait_all();
+        base = rss_kib();
+      }
+    }
+  }
+  hytask::wait_all();
+  mpi::barrier();
+  const long grown = rss_kib() - base;
+  const bool ok = rank > 1 || grown <= limit_kib;
+  std::printf("channel_memory %s: rank %d: the resident set grew by %ld KiB over %d tags "
+              "(limit %ld KiB): %s\n",
+              how.c_str(), rank, grown, tags - warmup, limit_kib, ok ? "ok" : "FAILED");
+  return ok ? 0 : 1;
+}
