@@ -8,6 +8,9 @@
 #                           examples and benchmarks off), build the library and hytask-info
 #                           with 2 jobs, and install that
 #     CONFIG_ARGS=a|b       more arguments for that configure step ('|'-separated)
+#     CONFIGURE_SAYS=regex  what that configure step must print
+#     SHARED=ON             the installed library must be shared (libhytask.so), loadable
+#                           with dlopen; otherwise static (libhytask.a)
 #     MPIEXEC=path          the launcher of hytask's MPI; MPIEXEC_ARGS=a|b its flags
 #     MPI_LIB=regex         what `ldd` must show for that MPI (libmpich\.so, libmpi\.so)
 #     OTHER_MPI_LIB=regex   what it must not show
@@ -43,6 +46,9 @@ if(DEFINED SOURCE_TREE)
     ${CMAKE_COMMAND} -S ${SOURCE_TREE} -B ${BUILD_DIR} -G ${GENERATOR} -DCMAKE_CXX_COMPILER=${CXX}
       -DCMAKE_BUILD_TYPE=Debug -DHYTASK_BUILD_TESTS=OFF -DHYTASK_BUILD_EXAMPLES=OFF
       -DHYTASK_BUILD_BENCH=OFF ${CONFIG_ARGS})
+  if(DEFINED CONFIGURE_SAYS AND NOT out MATCHES "${CONFIGURE_SAYS}")
+    message(FATAL_ERROR "configuring hytask did not say '${CONFIGURE_SAYS}':\n${out}")
+  endif()
   run("building hytask" ${CMAKE_COMMAND} --build ${BUILD_DIR} --target hytask hytask-info --parallel 2)
   string(TIMESTAMP t1 "%s")
   math(EXPR s "${t1} - ${t0}")
@@ -54,6 +60,30 @@ if(NOT EXISTS ${prefix}/bin/hytask-info)
 endif()
 run("the installed hytask-info" ${prefix}/bin/hytask-info)
 
+file(GLOB_RECURSE installed_libs RELATIVE ${prefix} ${prefix}/lib*/libhytask*)
+if(SHARED)
+  set(kind "shared")
+  set(lib_regex "libhytask\\.so")
+else()
+  set(kind "static")
+  set(lib_regex "libhytask\\.a")
+endif()
+if(NOT installed_libs MATCHES "${lib_regex}")
+  message(FATAL_ERROR "no ${kind} library was installed: ${installed_libs}")
+endif()
+message(STATUS "installed: ${installed_libs}")
+if(SHARED)
+  list(FILTER installed_libs INCLUDE REGEX "libhytask\\.so$")
+  # Loadable with dlopen: dependencies linked in, and no thread-local in the initial-exec
+  # model (DF_STATIC_TLS), which dlopen can only place while glibc has static TLS to spare.
+  run("building the dlopen check" ${CXX} ${CMAKE_CURRENT_LIST_DIR}/dlopen.cpp -o ${WORK_DIR}/dlopen -ldl)
+  run("dlopen(${prefix}/${installed_libs})" ${WORK_DIR}/dlopen ${prefix}/${installed_libs})
+  run("readelf -d" readelf -d ${prefix}/${installed_libs})
+  if(out MATCHES "STATIC_TLS")
+    message(FATAL_ERROR "libhytask.so uses the initial-exec TLS model (STATIC_TLS):\n${out}")
+  endif()
+endif()
+
 # ldd's view of a program: it must load hytask's MPI, and not the other one.
 function(check_mpi_linked program)
   run("ldd ${program}" ldd ${program})
@@ -63,6 +93,7 @@ function(check_mpi_linked program)
   if(DEFINED OTHER_MPI_LIB AND out MATCHES "${OTHER_MPI_LIB}")
     message(FATAL_ERROR "${program} is linked with another MPI (${OTHER_MPI_LIB}):\n${out}")
   endif()
+  set(out "${out}" PARENT_SCOPE)
 endfunction()
 
 # Runs the consumer's two programs: one without MPI, one on 2 ranks with `launcher`.
@@ -72,6 +103,9 @@ function(run_consumer dir launcher)
     message(FATAL_ERROR "the consumer did not run correctly: ${out}")
   endif()
   check_mpi_linked(${dir}/consumer_mpi)
+  if(SHARED AND NOT out MATCHES "libhytask\\.so[^ ]* => ${prefix}/")
+    message(FATAL_ERROR "${dir}/consumer_mpi does not load the installed libhytask.so:\n${out}")
+  endif()
   run("the MPI consumer on 2 ranks" ${launcher} -n 2 ${MPIEXEC_ARGS} ${dir}/consumer_mpi)
   if(NOT out MATCHES "ranks 2, sum 3: ok; MPI: ${MPI_BANNER}")
     message(FATAL_ERROR "the MPI consumer did not run with hytask's MPI (${MPI_BANNER}):\n${out}")
