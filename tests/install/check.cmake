@@ -1,6 +1,6 @@
 # Installs hytask into a scratch prefix, then builds and runs a consumer project that only
-# knows find_package(hytask) and CMAKE_PREFIX_PATH, and checks that it runs with the MPI
-# hytask was built with.
+# knows find_package(hytask) and CMAKE_PREFIX_PATH, and the same programs built with
+# pkg-config's flags (hytask.pc), and checks that they run with the MPI hytask was built with.
 #
 #   cmake -DWORK_DIR=... -DCONSUMER_DIR=... -DGENERATOR=... -DCXX=... -P check.cmake
 #     BUILD_DIR=dir         install this build tree; or
@@ -135,6 +135,34 @@ if(SAME_MPI_HINTS)
   run("building the hinted consumer" ${CMAKE_COMMAND} --build ${WORK_DIR}/consumer_hinted)
   run_consumer(${WORK_DIR}/consumer_hinted ${MPIEXEC})
 endif()
+
+# A Makefile's view: the compile and link lines from pkg-config only (hytask.pc).
+file(GLOB_RECURSE pc_file ${prefix}/*/hytask.pc)
+if(NOT pc_file)
+  message(FATAL_ERROR "hytask.pc was not installed")
+endif()
+get_filename_component(pc_dir "${pc_file}" DIRECTORY)
+set(ENV{PKG_CONFIG_PATH} "${pc_dir}")
+run("pkg-config --cflags hytask" pkg-config --cflags hytask)
+separate_arguments(pc_cflags UNIX_COMMAND "${out}")
+run("pkg-config --libs hytask" pkg-config --libs hytask)
+separate_arguments(pc_libs UNIX_COMMAND "${out}")
+message(STATUS "pkg-config: ${pc_cflags} ... ${pc_libs}")
+set(rpath "")
+if(SHARED)
+  get_filename_component(libdir "${pc_dir}" DIRECTORY)
+  set(rpath "-Wl,-rpath,${libdir}")  # a prefix outside ld.so's search path
+endif()
+file(MAKE_DIRECTORY ${WORK_DIR}/pkgconfig)
+foreach(program consumer:main.cpp consumer_mpi:mpi.cpp)
+  string(REPLACE ":" ";" program "${program}")
+  list(GET program 0 name)
+  list(GET program 1 source)
+  run("compiling and linking ${source} with pkg-config's flags"
+    ${CXX} -std=c++20 ${pc_cflags} ${CONSUMER_DIR}/${source} -o ${WORK_DIR}/pkgconfig/${name}
+      ${pc_libs} ${rpath})
+endforeach()
+run_consumer(${WORK_DIR}/pkgconfig ${MPIEXEC})
 
 # One that asks for another MPI is refused at configure time, with a reason.
 if(OTHER_MPI_COMPILER)
