@@ -11,6 +11,7 @@
 #                          installed: the tests are then built and run against both MPIs in one
 #                          build tree, through the imported target hytask_other_mpi
 #   HYTASK_OTHER_MPIEXEC   its launcher
+#   HYTASK_OTHER_MPICXX    its compiler wrapper (tests/install builds hytask with it)
 set(MPI_CXX_SKIP_MPICXX ON CACHE BOOL "Use MPI's C API only")
 find_package(MPI REQUIRED COMPONENTS CXX)
 
@@ -43,6 +44,42 @@ endfunction()
 hytask_mpi_flavour(${MPIEXEC_EXECUTABLE} HYTASK_MPI_NAME)
 message(STATUS "hytask: building against ${HYTASK_MPI_NAME} (${MPIEXEC_EXECUTABLE})")
 
+# The MPI the installed package must find again (cmake/hytaskConfig.cmake.in): the compiler
+# wrapper and launcher FindMPI used, with Debian's update-alternatives links resolved
+# (/usr/bin/mpicxx -> /etc/alternatives/mpicxx -> /usr/bin/mpic++.openmpi), so that switching
+# the system's default MPI later cannot point a consumer at another one; other links are kept
+# (Open MPI's wrappers are links to opal_wrapper, which goes by the name it is called with).
+# And MPI's libraries, as real paths, to compare with the consumer's.
+function(hytask_skip_alternatives path out)
+  foreach(i RANGE 8)
+    if(NOT IS_SYMLINK "${path}")
+      break()
+    endif()
+    file(READ_SYMLINK "${path}" target)
+    if(NOT IS_ABSOLUTE "${target}")
+      get_filename_component(dir "${path}" DIRECTORY)
+      set(target "${dir}/${target}")
+    endif()
+    if(NOT path MATCHES "^/etc/alternatives/" AND NOT target MATCHES "^/etc/alternatives/")
+      break()
+    endif()
+    set(path "${target}")
+  endforeach()
+  set(${out} "${path}" PARENT_SCOPE)
+endfunction()
+set(HYTASK_MPI_CXX_COMPILER_PINNED "")
+if(MPI_CXX_COMPILER)
+  hytask_skip_alternatives("${MPI_CXX_COMPILER}" HYTASK_MPI_CXX_COMPILER_PINNED)
+endif()
+hytask_skip_alternatives("${MPIEXEC_EXECUTABLE}" HYTASK_MPIEXEC_PINNED)
+set(HYTASK_MPI_LIBRARIES_REAL "")
+foreach(lib IN LISTS MPI_CXX_LIBRARIES)
+  if(IS_ABSOLUTE "${lib}" AND EXISTS "${lib}")
+    file(REAL_PATH "${lib}" lib)
+  endif()
+  list(APPEND HYTASK_MPI_LIBRARIES_REAL "${lib}")
+endforeach()
+
 option(HYTASK_TEST_OTHER_MPI
   "Also build the MPI tests against the other Debian MPI (MPICH or Open MPI), when installed" ON)
 set(HYTASK_OTHER_MPI "")
@@ -51,14 +88,17 @@ if(HYTASK_TEST_OTHER_MPI AND HYTASK_BUILD_TESTS)
     set(other mpich)
     set(other_module mpich)
     set(other_exec mpiexec.mpich)
+    set(other_cxx mpicxx.mpich)
   elseif(HYTASK_MPI_NAME STREQUAL "mpich")
     set(other openmpi)
     set(other_module ompi-c)
     set(other_exec mpiexec.openmpi)
+    set(other_cxx mpicxx.openmpi)
   endif()
   if(DEFINED other)
     pkg_check_modules(HYTASK_OTHER_MPI_PC QUIET IMPORTED_TARGET GLOBAL ${other_module})
     find_program(HYTASK_OTHER_MPIEXEC ${other_exec})
+    find_program(HYTASK_OTHER_MPICXX ${other_cxx})
     if(HYTASK_OTHER_MPI_PC_FOUND AND HYTASK_OTHER_MPIEXEC)
       hytask_mpi_flavour(${HYTASK_OTHER_MPIEXEC} flavour)
       if(flavour STREQUAL other)
