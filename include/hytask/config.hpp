@@ -1,7 +1,12 @@
 // Configuration: every knob is a HYTASK_* environment variable and a field of config.
 //
-//   hytask::runtime rt;                                  // HYTASK_* variables, then defaults
-//   hytask::runtime rt(hytask::config{.threads = 4});    // a field set here wins over HYTASK_*
+// ```cpp
+// hytask::runtime rt;  // HYTASK_* variables, then defaults
+// ```
+// or
+// ```cpp
+// hytask::runtime rt(hytask::config{.threads = 4});  // a field set here wins over HYTASK_*
+// ```
 //
 // An invalid value — in the environment or in a field — makes the runtime constructor throw
 // hytask::config_error naming the variable, the value and what is allowed. `hytask-info`

@@ -1,10 +1,14 @@
 // Task-aware MPI: communication inside tasks that never blocks a worker.
 //
-//   hytask::runtime rt(argc, argv);                  // also initialises MPI
-//   hytask::spawn([&] {
-//     hytask::mpi::recv(std::span(halo), left, 0);   // suspends this task only
-//     compute(halo);
-//   }, hytask::out(halo));
+// ```cpp context=mpi
+// hytask::runtime rt(argc, argv);  // also initialises MPI
+// std::vector<double> halo(n);
+// hytask::spawn([&] {
+//   hytask::mpi::recv(halo, left, 0);  // suspends this task only
+//   compute(halo);
+// }, hytask::out(halo));               // halo's elements
+// hytask::spawn([&] { use(halo); }, hytask::in(halo.data(), n));  // after the task above
+// ```
 //
 // See docs/mpi.md. Requests (isend, irecv, i<collective>) can gate tasks with
 // hytask::after(req) or hold a task's completion with hytask::mpi::bind(req).

@@ -1,10 +1,14 @@
 // runtime: the object that owns the workers. Create one in main, before any task.
 //
-//   int main(int argc, char** argv) {
-//     hytask::runtime rt(argc, argv);   // reads HYTASK_*, starts the workers
-//     hytask::spawn([] { ... });
-//     hytask::wait_all();
-//   }                                   // waits for every task, stops the workers
+// ```cpp
+// #include <hytask/hytask.hpp>
+//
+// int main(int argc, char** argv) {
+//   hytask::runtime rt(argc, argv);  // reads HYTASK_*, starts the workers
+//   hytask::spawn([] { /* a task */ });
+//   hytask::wait_all();
+// }                                  // waits for every task, stops the workers
+// ```
 //
 // HYTASK_THREADS counts the main thread: main is worker 0 and runs tasks whenever it waits
 // (wait_all, a throttled spawn, yield); the other workers are background threads that

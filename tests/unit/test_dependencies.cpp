@@ -1,10 +1,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <random>
+#include <span>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -144,6 +147,134 @@ TEST_P(Deps, AfterEvent) {
   hytask::spawn([&ran] { ran = true; }, hytask::after(go));
   hytask::wait_all();
   EXPECT_TRUE(ran);
+}
+
+// ---- in(x), out(x), inout(x) on containers -------------------------------------------
+// On a contiguous range they declare its elements, not the container object: out(v) on a
+// std::vector used to declare the vector's 24 bytes, and a reader declared on v.data() saw
+// stale data (issue 14).
+
+namespace {
+
+// A writer declared on `whole` and a reader declared on the elements (pointer, count) are
+// ordered; so are a reader declared on `whole` and a later writer of one element. The first
+// task of each pair sleeps, so a missing edge lets the second run early on another worker.
+template <class Whole>
+void expect_whole_orders_against_elements(Whole& whole, int* elements, std::size_t n) {
+  for (int rep = 1; rep <= 10; ++rep) {
+    int seen = -1, read_through_whole = -1;
+    hytask::spawn([elements, n, rep] {
+      std::this_thread::sleep_for(1ms);
+      std::fill(elements, elements + n, rep);
+    }, hytask::out(whole));
+    hytask::spawn([&seen, elements, n] { seen = elements[n - 1]; }, hytask::in(elements, n));
+    hytask::spawn([&read_through_whole, elements, n] {
+      std::this_thread::sleep_for(1ms);
+      read_through_whole = elements[n - 1];
+    }, hytask::in(whole));
+    hytask::spawn([elements, n] { elements[n - 1] = -7; }, hytask::out(elements + n - 1, 1));
+    hytask::wait_all();
+    ASSERT_EQ(seen, rep) << "a reader of the elements ran before the writer of the whole";
+    ASSERT_EQ(read_through_whole, rep) << "a writer of an element ran before the reader of the whole";
+  }
+}
+
+}  // namespace
+
+TEST_P(Deps, VectorAccessCoversItsElements) {
+  hytask::runtime rt(cfg());
+  std::vector<int> v(64, 0);
+  expect_whole_orders_against_elements(v, v.data(), v.size());
+}
+
+TEST_P(Deps, ArrayAccessCoversItsElements) {
+  hytask::runtime rt(cfg());
+  std::array<int, 64> a{};
+  expect_whole_orders_against_elements(a, a.data(), a.size());
+}
+
+TEST_P(Deps, SpanAccessCoversItsElements) {
+  hytask::runtime rt(cfg());
+  std::vector<int> buf(64, 0);
+  std::span<int> s(buf.data() + 8, 32);
+  expect_whole_orders_against_elements(s, s.data(), s.size());
+}
+
+// An empty range declares no region: two writers of one empty vector do not wait for each
+// other (there is no element both could touch), and nothing throws on its null data().
+TEST_P(Deps, EmptyRangeCreatesNoDependency) {
+  if (GetParam() < 2) GTEST_SKIP() << "needs two workers";
+  hytask::runtime rt(cfg());
+  std::vector<double> empty;
+  std::atomic<int> arrived{0};
+  std::atomic<bool> met{true};
+  for (int w = 0; w < 2; ++w)
+    hytask::spawn([&] {
+      arrived++;
+      auto deadline = std::chrono::steady_clock::now() + 5s;
+      while (arrived.load() < 2)
+        if (std::chrono::steady_clock::now() > deadline) {
+          met = false;
+          return;
+        }
+    }, hytask::out(empty));
+  hytask::wait_all();
+  EXPECT_TRUE(met.load()) << "two writers of an empty vector were ordered";
+}
+
+// The regions themselves, without a runtime.
+TEST(OneObjectAccess, ContiguousRangesDeclareTheirElements) {
+  std::vector<double> v(100);
+  const hytask::region_access w = hytask::out(v);
+  EXPECT_EQ(w.addr, v.data());
+  EXPECT_EQ(w.bytes, 100 * sizeof(double));
+  EXPECT_EQ(w.mode, hytask::access_mode::out);
+
+  const std::vector<double>& cv = v;
+  EXPECT_EQ(hytask::in(cv).addr, v.data());
+  EXPECT_EQ(hytask::in(cv).bytes, 100 * sizeof(double));
+
+  std::array<int, 7> a{};
+  EXPECT_EQ(hytask::inout(a).addr, a.data());
+  EXPECT_EQ(hytask::inout(a).bytes, sizeof a);
+
+  std::span<double> s(v.data() + 10, 20);
+  EXPECT_EQ(hytask::inout(s).addr, v.data() + 10);
+  EXPECT_EQ(hytask::inout(s).bytes, 20 * sizeof(double));
+  // A view may be a temporary: the elements outlive it.
+  EXPECT_EQ(hytask::in(std::span(v).subspan(5, 3)).addr, v.data() + 5);
+  EXPECT_EQ(hytask::in(std::span(v).subspan(5, 3)).bytes, 3 * sizeof(double));
+  EXPECT_EQ(hytask::out(std::span(v).first(4)).bytes, 4 * sizeof(double));
+
+  std::string str(50, 'x');  // beyond the small-string buffer: the characters are elsewhere
+  EXPECT_EQ(hytask::in(str).addr, str.data());
+  EXPECT_EQ(hytask::in(str).bytes, 50u);
+
+  int c_array[5] = {};
+  EXPECT_EQ(hytask::out(c_array).addr, c_array);
+  EXPECT_EQ(hytask::out(c_array).bytes, sizeof c_array);
+}
+
+TEST(OneObjectAccess, OtherObjectsDeclareThemselves) {
+  double d = 0;
+  EXPECT_EQ(hytask::out(d).addr, &d);
+  EXPECT_EQ(hytask::out(d).bytes, sizeof d);
+  double* p = &d;  // a pointer variable is the pointer, not what it points to
+  EXPECT_EQ(hytask::in(p).addr, &p);
+  EXPECT_EQ(hytask::in(p).bytes, sizeof p);
+  struct pair {
+    int a;
+    double b;
+  } pr{};
+  EXPECT_EQ(hytask::inout(pr).addr, &pr);
+  EXPECT_EQ(hytask::inout(pr).bytes, sizeof pr);
+}
+
+TEST(OneObjectAccess, EmptyRangeDeclaresNothing) {
+  std::vector<double> empty;
+  EXPECT_EQ(hytask::out(empty).bytes, 0u);
+  std::span<int> none;
+  EXPECT_EQ(hytask::in(none).bytes, 0u);
 }
 
 // ---- random task graphs against a sequential run of the same program -------------------

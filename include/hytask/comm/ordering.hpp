@@ -6,9 +6,11 @@
 // whatever order the scheduler finds; so when several tasks post on the same channel, or
 // call collectives on the same communicator, they declare it:
 //
-//   for (int k = 0; k < n; ++k)
-//     hytask::spawn([&, k] { hytask::mpi::recv(std::span(buf[k]), left, 7); },
-//                   hytask::mpi::recv_channel(left, 7), hytask::out(buf[k]));
+// ```cpp context=mpi
+// for (int k = 0; k < n; ++k)
+//   hytask::spawn([&, k] { hytask::mpi::recv(bufs[k], left, 7); },
+//                 hytask::mpi::recv_channel(left, 7), hytask::out(bufs[k]));
+// ```
 //
 // Tasks that declare the same channel direction (or collective(comm)) post their operations
 // on it in spawn order: each starts after the previous one has completed. Sends and receives

@@ -5,11 +5,15 @@
 // tasks while they wait; from any other thread they behave like the MPI call. Underneath,
 // every call is MPI's non-blocking variant, completed by hytask's progress engine.
 //
-// Two forms of each call:
-//   raw   — MPI's own arguments:       hytask::mpi::send(buf, count, MPI_DOUBLE, dest, tag)
-//   typed — a contiguous range of an arithmetic type:
-//                                      hytask::mpi::send(std::span(buf, count), dest, tag)
-//                                      hytask::mpi::send(vec, dest, tag)
+// Two forms of each call: raw, with MPI's own arguments, and typed, with a contiguous range
+// of an arithmetic type (its size is the count):
+//
+// ```cpp context=mpi
+// hytask::mpi::send(buf, count, MPI_DOUBLE, dest, tag);  // raw
+// hytask::mpi::send(std::span(buf, count), dest, tag);   // typed: a span,
+// hytask::mpi::send(vec, dest, tag);                     // a std::vector...
+// ```
+//
 // The communicator defaults to hytask::mpi::comm_world(), a duplicate of MPI_COMM_WORLD whose
 // errors come back as hytask::mpi::error exceptions.
 #pragma once

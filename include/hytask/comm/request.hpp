@@ -1,12 +1,14 @@
 // hytask::mpi::request: a handle to a non-blocking MPI operation posted through hytask.
 //
-//   auto r = hytask::mpi::irecv(buf, n, left, tag);
-//   hytask::spawn([&] { use(buf); }, hytask::after(r));   // ready once the message is in
+// ```cpp context=mpi
+// auto r = hytask::mpi::irecv(halo, left, tag);
+// hytask::spawn([&] { use(halo); }, hytask::after(r));  // ready once the message is in
 //
-//   hytask::spawn([&] {
-//     produce(buf);
-//     hytask::mpi::bind(hytask::mpi::isend(buf, n, right, tag));  // return at once; successors
-//   }, hytask::in(buf, n));                                    // wait for the send
+// hytask::spawn([&] {
+//   produce(edge);
+//   hytask::mpi::bind(hytask::mpi::isend(edge, right, tag));  // return at once; successors
+// }, hytask::inout(edge));                                    // wait for the send
+// ```
 //
 // A request is moved, not copied. Dropping a pending request is allowed: the operation still
 // completes (the runtime waits for every operation before MPI_Finalize), but its buffer must

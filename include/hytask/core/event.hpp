@@ -1,10 +1,12 @@
 // event: a one-shot signal that tasks can wait for or depend on.
 //
-//   hytask::event ready;
-//   hytask::spawn([&] { ready.wait(); use(); });   // suspends only this task
-//   hytask::spawn([&] { use(); }, hytask::after(ready)); // not started before set()
-//   ...
-//   ready.set();
+// ```cpp context=tasks
+// hytask::event ready;
+// hytask::spawn([&] { ready.wait(); use(); });          // suspends only this task
+// hytask::spawn([&] { use(); }, hytask::after(ready));  // not started before set()
+// // ... later, from any thread:
+// ready.set();
+// ```
 //
 // set() may be called from any thread, including threads that are not workers. An event
 // must outlive the tasks that wait for it or depend on it.

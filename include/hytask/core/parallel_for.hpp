@@ -1,8 +1,10 @@
 // parallel_for: a fork-join loop over an integer range, run by all workers.
 //
-//   hytask::parallel_for(0, n, [&](int i) { y[i] += a * x[i]; });
-//   hytask::parallel_for(0, n, [&](int lo, int hi) { kernel(lo, hi); },
-//                        hytask::schedule::static_ws, 256);
+// ```cpp context=loops
+// hytask::parallel_for(0, n, [&](int i) { y[i] += a * x[i]; });
+// hytask::parallel_for(0, n, [&](int lo, int hi) { kernel(lo, hi); },
+//                      hytask::schedule::static_ws, 256);
+// ```
 //
 // The body is called per index, f(i), or — when it accepts two indices — per chunk,
 // f(lo, hi) for [lo, hi). The call returns when every iteration, and every task the body

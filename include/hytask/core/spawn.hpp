@@ -1,11 +1,13 @@
 // spawn and wait_all: create tasks and wait for them.
 //
-//   hytask::runtime rt(argc, argv);
-//   double a[N], b[N];
-//   hytask::spawn([&] { produce(a); }, hytask::out(a, N));
-//   hytask::spawn({.priority = 1, .name = "consume"}, [&] { consume(a, b); },
-//                 hytask::in(a, N), hytask::out(b, N));
-//   hytask::wait_all();
+// ```cpp context=tasks
+// hytask::runtime rt(argc, argv);
+// std::vector<double> a(n), b(n);
+// hytask::spawn([&] { produce(a); }, hytask::out(a));
+// hytask::spawn({.priority = 1, .name = "consume"}, [&] { consume(a, b); },
+//               hytask::in(a), hytask::out(b));
+// hytask::wait_all();
+// ```
 //
 // A task is a callable run once on a worker, on its own fiber: it may suspend (yield, wait
 // for its children, wait for an event or — with the MPI layer — for a message) and its
