@@ -2,6 +2,7 @@
 // and (for blocking calls) waits for it.
 #include <mpi.h>
 
+#include <climits>
 #include <string>
 
 #include "comm/channels.hpp"
@@ -30,7 +31,7 @@ detail::comm_system& sys(const char* what) {
                     "MPI launcher): start the program with mpiexec, or set HYTASK_MPI=on");
 }
 
-std::size_t bytes_of(MPI_Datatype t, int count) {
+std::size_t bytes_of(MPI_Datatype t, MPI_Count count) {
   if (t == MPI_DATATYPE_NULL || count <= 0) return 0;
   int size = 0;
   MPI_Type_size(t, &size);
@@ -54,9 +55,30 @@ void throw_if_failed(operation* op) {
   if (op->error != MPI_SUCCESS) throw make_error(op);
 }
 
+// A count MPI cannot take: above INT_MAX without a large-count call for it.
+void refuse_large_count(operation* op) {
+  const MPI_Count n = op->scount > op->rcount ? op->scount : op->rcount;
+  if (n <= INT_MAX || detail::large_count_call(op->what)) return;
+  const bool collective = detail::is_collective(op->what);
+  int version = 0, subversion = 0;
+  MPI_Get_version(&version, &subversion);
+  std::string msg = "hytask::mpi: " + detail::describe(op) + ": the count " + std::to_string(n) +
+                    " is above INT_MAX (" + std::to_string(INT_MAX) + "), and ";
+  msg += version >= 4 ? std::string("MPI has no large-count form of ") + detail::mpi_call_name(op->what)
+                      : "this MPI library implements MPI " + std::to_string(version) + "." +
+                            std::to_string(subversion) + ", without MPI 4.0's large-count calls (" +
+                            detail::mpi_call_name(op->what) + "_c)";
+  msg += ": split the data into several operations, or describe it with a derived datatype "
+         "(MPI_Type_contiguous) and a smaller count";
+  const error e(detail::mpi_call_name(op->what), MPI_ERR_COUNT, op->peer, collective ? -1 : op->tag, msg);
+  detail::release(op);
+  throw e;
+}
+
 // Posts op and waits for it; throws on failure.
 void run_blocking(const char* what, operation* op) {
   detail::comm_system& c = sys(what);
+  refuse_large_count(op);
   struct owner {
     operation* op;
     ~owner() { detail::release(op); }
@@ -67,12 +89,14 @@ void run_blocking(const char* what, operation* op) {
 }
 
 request run_nonblocking(const char* what, operation* op) {
+  detail::comm_system& c = sys(what);
+  refuse_large_count(op);
   request r(op);  // owns op, also when submit throws
-  sys(what).submit(op);
+  c.submit(op);
   return r;
 }
 
-operation* p2p(kind k, const void* sbuf, void* rbuf, int count, MPI_Datatype type, int peer,
+operation* p2p(kind k, const void* sbuf, void* rbuf, MPI_Count count, MPI_Datatype type, int peer,
                int tag, MPI_Comm comm) {
   operation* op = make(k, comm);
   op->sbuf = sbuf;
@@ -273,13 +297,13 @@ channel_access collective(MPI_Comm comm) {
 
 // ---- point-to-point --------------------------------------------------------------------
 
-void send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+void send(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
   run_blocking("send", p2p(kind::send, buf, nullptr, count, type, dest, tag, comm));
 }
-void ssend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+void ssend(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
   run_blocking("ssend", p2p(kind::ssend, buf, nullptr, count, type, dest, tag, comm));
 }
-MPI_Status recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm) {
+MPI_Status recv(void* buf, MPI_Count count, MPI_Datatype type, int source, int tag, MPI_Comm comm) {
   operation* op = p2p(kind::recv, nullptr, buf, count, type, source, tag, comm);
   detail::acquire(op);
   struct owner {
@@ -299,13 +323,13 @@ MPI_Status probe(int source, int tag, MPI_Comm comm) {
   run_blocking("probe", op);
   return op->status;
 }
-request isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+request isend(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
   return run_nonblocking("isend", p2p(kind::send, buf, nullptr, count, type, dest, tag, comm));
 }
-request issend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+request issend(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
   return run_nonblocking("issend", p2p(kind::ssend, buf, nullptr, count, type, dest, tag, comm));
 }
-request irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm) {
+request irecv(void* buf, MPI_Count count, MPI_Datatype type, int source, int tag, MPI_Comm comm) {
   return run_nonblocking("irecv", p2p(kind::recv, nullptr, buf, count, type, source, tag, comm));
 }
 
@@ -313,8 +337,8 @@ request irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_
 
 namespace {
 
-operation* coll(kind k, MPI_Comm comm, int root, const void* sbuf, int scount, MPI_Datatype stype,
-                void* rbuf, int rcount, MPI_Datatype rtype) {
+operation* coll(kind k, MPI_Comm comm, int root, const void* sbuf, MPI_Count scount, MPI_Datatype stype,
+                void* rbuf, MPI_Count rcount, MPI_Datatype rtype) {
   operation* op = make(k, comm);
   op->peer = root;
   op->sbuf = sbuf;
@@ -329,16 +353,16 @@ operation* coll(kind k, MPI_Comm comm, int root, const void* sbuf, int scount, M
 }
 
 operation* op_barrier(MPI_Comm comm) { return make(kind::barrier, comm); }
-operation* op_bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
+operation* op_bcast(void* buf, MPI_Count count, MPI_Datatype type, int root, MPI_Comm comm) {
   return coll(kind::bcast, comm, root, nullptr, 0, MPI_DATATYPE_NULL, buf, count, type);
 }
-operation* op_reduce(kind k, const void* s, void* r, int count, MPI_Datatype type, MPI_Op mop,
+operation* op_reduce(kind k, const void* s, void* r, MPI_Count count, MPI_Datatype type, MPI_Op mop,
                      int root, MPI_Comm comm) {
   operation* op = coll(k, comm, root, s, count, type, r, count, type);
   op->op = mop;
   return op;
 }
-operation* op_gatherv(kind k, const void* s, int sc, MPI_Datatype st, void* r, const int* rcounts,
+operation* op_gatherv(kind k, const void* s, MPI_Count sc, MPI_Datatype st, void* r, const int* rcounts,
                       const int* displs, MPI_Datatype rt, int root, MPI_Comm comm) {
   operation* op = coll(k, comm, root, s, sc, st, r, 0, rt);
   op->rcounts = rcounts;
@@ -346,7 +370,7 @@ operation* op_gatherv(kind k, const void* s, int sc, MPI_Datatype st, void* r, c
   return op;
 }
 operation* op_scatterv(const void* s, const int* scounts, const int* displs, MPI_Datatype st,
-                       void* r, int rc, MPI_Datatype rt, int root, MPI_Comm comm) {
+                       void* r, MPI_Count rc, MPI_Datatype rt, int root, MPI_Comm comm) {
   operation* op = coll(kind::scatterv, comm, root, s, 0, st, r, rc, rt);
   op->scounts = scounts;
   op->sdispls = displs;
@@ -367,89 +391,89 @@ operation* op_alltoallv(const void* s, const int* sc, const int* sd, MPI_Datatyp
 void barrier(MPI_Comm comm) { run_blocking("barrier", op_barrier(comm)); }
 request ibarrier(MPI_Comm comm) { return run_nonblocking("ibarrier", op_barrier(comm)); }
 
-void bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
+void bcast(void* buf, MPI_Count count, MPI_Datatype type, int root, MPI_Comm comm) {
   run_blocking("bcast", op_bcast(buf, count, type, root, comm));
 }
-request ibcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
+request ibcast(void* buf, MPI_Count count, MPI_Datatype type, int root, MPI_Comm comm) {
   return run_nonblocking("ibcast", op_bcast(buf, count, type, root, comm));
 }
 
-void reduce(const void* s, void* r, int count, MPI_Datatype type, MPI_Op op, int root,
+void reduce(const void* s, void* r, MPI_Count count, MPI_Datatype type, MPI_Op op, int root,
             MPI_Comm comm) {
   run_blocking("reduce", op_reduce(kind::reduce, s, r, count, type, op, root, comm));
 }
-request ireduce(const void* s, void* r, int count, MPI_Datatype type, MPI_Op op, int root,
+request ireduce(const void* s, void* r, MPI_Count count, MPI_Datatype type, MPI_Op op, int root,
                 MPI_Comm comm) {
   return run_nonblocking("ireduce", op_reduce(kind::reduce, s, r, count, type, op, root, comm));
 }
-void allreduce(const void* s, void* r, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+void allreduce(const void* s, void* r, MPI_Count count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
   run_blocking("allreduce", op_reduce(kind::allreduce, s, r, count, type, op, -1, comm));
 }
-request iallreduce(const void* s, void* r, int count, MPI_Datatype type, MPI_Op op,
+request iallreduce(const void* s, void* r, MPI_Count count, MPI_Datatype type, MPI_Op op,
                    MPI_Comm comm) {
   return run_nonblocking("iallreduce",
                          op_reduce(kind::allreduce, s, r, count, type, op, -1, comm));
 }
 
-void gather(const void* s, int sc, MPI_Datatype st, void* r, int rc, MPI_Datatype rt, int root,
+void gather(const void* s, MPI_Count sc, MPI_Datatype st, void* r, MPI_Count rc, MPI_Datatype rt, int root,
             MPI_Comm comm) {
   run_blocking("gather", coll(kind::gather, comm, root, s, sc, st, r, rc, rt));
 }
-request igather(const void* s, int sc, MPI_Datatype st, void* r, int rc, MPI_Datatype rt, int root,
+request igather(const void* s, MPI_Count sc, MPI_Datatype st, void* r, MPI_Count rc, MPI_Datatype rt, int root,
                 MPI_Comm comm) {
   return run_nonblocking("igather", coll(kind::gather, comm, root, s, sc, st, r, rc, rt));
 }
-void gatherv(const void* s, int sc, MPI_Datatype st, void* r, const int* rcounts,
+void gatherv(const void* s, MPI_Count sc, MPI_Datatype st, void* r, const int* rcounts,
              const int* displs, MPI_Datatype rt, int root, MPI_Comm comm) {
   run_blocking("gatherv", op_gatherv(kind::gatherv, s, sc, st, r, rcounts, displs, rt, root, comm));
 }
-request igatherv(const void* s, int sc, MPI_Datatype st, void* r, const int* rcounts,
+request igatherv(const void* s, MPI_Count sc, MPI_Datatype st, void* r, const int* rcounts,
                  const int* displs, MPI_Datatype rt, int root, MPI_Comm comm) {
   return run_nonblocking("igatherv",
                          op_gatherv(kind::gatherv, s, sc, st, r, rcounts, displs, rt, root, comm));
 }
 
-void scatter(const void* s, int sc, MPI_Datatype st, void* r, int rc, MPI_Datatype rt, int root,
+void scatter(const void* s, MPI_Count sc, MPI_Datatype st, void* r, MPI_Count rc, MPI_Datatype rt, int root,
              MPI_Comm comm) {
   run_blocking("scatter", coll(kind::scatter, comm, root, s, sc, st, r, rc, rt));
 }
-request iscatter(const void* s, int sc, MPI_Datatype st, void* r, int rc, MPI_Datatype rt,
+request iscatter(const void* s, MPI_Count sc, MPI_Datatype st, void* r, MPI_Count rc, MPI_Datatype rt,
                  int root, MPI_Comm comm) {
   return run_nonblocking("iscatter", coll(kind::scatter, comm, root, s, sc, st, r, rc, rt));
 }
 void scatterv(const void* s, const int* scounts, const int* displs, MPI_Datatype st, void* r,
-              int rc, MPI_Datatype rt, int root, MPI_Comm comm) {
+              MPI_Count rc, MPI_Datatype rt, int root, MPI_Comm comm) {
   run_blocking("scatterv", op_scatterv(s, scounts, displs, st, r, rc, rt, root, comm));
 }
 request iscatterv(const void* s, const int* scounts, const int* displs, MPI_Datatype st, void* r,
-                  int rc, MPI_Datatype rt, int root, MPI_Comm comm) {
+                  MPI_Count rc, MPI_Datatype rt, int root, MPI_Comm comm) {
   return run_nonblocking("iscatterv", op_scatterv(s, scounts, displs, st, r, rc, rt, root, comm));
 }
 
-void allgather(const void* s, int sc, MPI_Datatype st, void* r, int rc, MPI_Datatype rt,
+void allgather(const void* s, MPI_Count sc, MPI_Datatype st, void* r, MPI_Count rc, MPI_Datatype rt,
                MPI_Comm comm) {
   run_blocking("allgather", coll(kind::allgather, comm, -1, s, sc, st, r, rc, rt));
 }
-request iallgather(const void* s, int sc, MPI_Datatype st, void* r, int rc, MPI_Datatype rt,
+request iallgather(const void* s, MPI_Count sc, MPI_Datatype st, void* r, MPI_Count rc, MPI_Datatype rt,
                    MPI_Comm comm) {
   return run_nonblocking("iallgather", coll(kind::allgather, comm, -1, s, sc, st, r, rc, rt));
 }
-void allgatherv(const void* s, int sc, MPI_Datatype st, void* r, const int* rcounts,
+void allgatherv(const void* s, MPI_Count sc, MPI_Datatype st, void* r, const int* rcounts,
                 const int* displs, MPI_Datatype rt, MPI_Comm comm) {
   run_blocking("allgatherv",
                op_gatherv(kind::allgatherv, s, sc, st, r, rcounts, displs, rt, -1, comm));
 }
-request iallgatherv(const void* s, int sc, MPI_Datatype st, void* r, const int* rcounts,
+request iallgatherv(const void* s, MPI_Count sc, MPI_Datatype st, void* r, const int* rcounts,
                     const int* displs, MPI_Datatype rt, MPI_Comm comm) {
   return run_nonblocking(
       "iallgatherv", op_gatherv(kind::allgatherv, s, sc, st, r, rcounts, displs, rt, -1, comm));
 }
 
-void alltoall(const void* s, int sc, MPI_Datatype st, void* r, int rc, MPI_Datatype rt,
+void alltoall(const void* s, MPI_Count sc, MPI_Datatype st, void* r, MPI_Count rc, MPI_Datatype rt,
               MPI_Comm comm) {
   run_blocking("alltoall", coll(kind::alltoall, comm, -1, s, sc, st, r, rc, rt));
 }
-request ialltoall(const void* s, int sc, MPI_Datatype st, void* r, int rc, MPI_Datatype rt,
+request ialltoall(const void* s, MPI_Count sc, MPI_Datatype st, void* r, MPI_Count rc, MPI_Datatype rt,
                   MPI_Comm comm) {
   return run_nonblocking("ialltoall", coll(kind::alltoall, comm, -1, s, sc, st, r, rc, rt));
 }

@@ -1,5 +1,6 @@
 #include "comm/operation.hpp"
 
+#include <climits>
 #include <string>
 
 #include "core/scheduler.hpp"
@@ -33,45 +34,106 @@ bool is_collective(kind k) {
   return k != kind::send && k != kind::ssend && k != kind::recv && k != kind::probe;
 }
 
-int post_now(operation* op) {
+namespace {
+
+// Counts above INT_MAX: MPI 4's large-count calls, for the operations that have one count per
+// buffer (the v-variants take arrays of int counts).
+int post_large(operation* op) {
+#if MPI_VERSION >= 4
   MPI_Request* r = &op->req;
   switch (op->what) {
     case kind::send:
-      return MPI_Isend(op->sbuf, op->scount, op->stype, op->peer, op->tag, op->comm, r);
+      return MPI_Isend_c(op->sbuf, op->scount, op->stype, op->peer, op->tag, op->comm, r);
     case kind::ssend:
-      return MPI_Issend(op->sbuf, op->scount, op->stype, op->peer, op->tag, op->comm, r);
+      return MPI_Issend_c(op->sbuf, op->scount, op->stype, op->peer, op->tag, op->comm, r);
     case kind::recv:
-      return MPI_Irecv(op->rbuf, op->rcount, op->rtype, op->peer, op->tag, op->comm, r);
+      return MPI_Irecv_c(op->rbuf, op->rcount, op->rtype, op->peer, op->tag, op->comm, r);
+    case kind::bcast:
+      return MPI_Ibcast_c(op->rbuf, op->rcount, op->rtype, op->peer, op->comm, r);
+    case kind::reduce:
+      return MPI_Ireduce_c(op->sbuf, op->rbuf, op->scount, op->stype, op->op, op->peer, op->comm, r);
+    case kind::allreduce:
+      return MPI_Iallreduce_c(op->sbuf, op->rbuf, op->scount, op->stype, op->op, op->comm, r);
+    case kind::gather:
+      return MPI_Igather_c(op->sbuf, op->scount, op->stype, op->rbuf, op->rcount, op->rtype,
+                           op->peer, op->comm, r);
+    case kind::scatter:
+      return MPI_Iscatter_c(op->sbuf, op->scount, op->stype, op->rbuf, op->rcount, op->rtype,
+                            op->peer, op->comm, r);
+    case kind::allgather:
+      return MPI_Iallgather_c(op->sbuf, op->scount, op->stype, op->rbuf, op->rcount, op->rtype,
+                              op->comm, r);
+    case kind::alltoall:
+      return MPI_Ialltoall_c(op->sbuf, op->scount, op->stype, op->rbuf, op->rcount, op->rtype,
+                             op->comm, r);
+    default:
+      return MPI_ERR_COUNT;
+  }
+#else
+  (void)op;
+  return MPI_ERR_COUNT;
+#endif
+}
+
+}  // namespace
+
+bool large_count_call(kind k) {
+#if MPI_VERSION >= 4
+  switch (k) {
+    case kind::send: case kind::ssend: case kind::recv: case kind::bcast: case kind::reduce:
+    case kind::allreduce: case kind::gather: case kind::scatter: case kind::allgather:
+    case kind::alltoall:
+      return true;
+    default:
+      return false;
+  }
+#else
+  (void)k;
+  return false;
+#endif
+}
+
+int post_now(operation* op) {
+  if (op->scount > INT_MAX || op->rcount > INT_MAX) return post_large(op);
+  MPI_Request* r = &op->req;
+  const int sc = static_cast<int>(op->scount), rc = static_cast<int>(op->rcount);
+  switch (op->what) {
+    case kind::send:
+      return MPI_Isend(op->sbuf, sc, op->stype, op->peer, op->tag, op->comm, r);
+    case kind::ssend:
+      return MPI_Issend(op->sbuf, sc, op->stype, op->peer, op->tag, op->comm, r);
+    case kind::recv:
+      return MPI_Irecv(op->rbuf, rc, op->rtype, op->peer, op->tag, op->comm, r);
     case kind::probe:
       return MPI_SUCCESS;  // tested with MPI_Iprobe by the poller
     case kind::barrier:
       return MPI_Ibarrier(op->comm, r);
     case kind::bcast:
-      return MPI_Ibcast(op->rbuf, op->rcount, op->rtype, op->peer, op->comm, r);
+      return MPI_Ibcast(op->rbuf, rc, op->rtype, op->peer, op->comm, r);
     case kind::reduce:
-      return MPI_Ireduce(op->sbuf, op->rbuf, op->scount, op->stype, op->op, op->peer, op->comm, r);
+      return MPI_Ireduce(op->sbuf, op->rbuf, sc, op->stype, op->op, op->peer, op->comm, r);
     case kind::allreduce:
-      return MPI_Iallreduce(op->sbuf, op->rbuf, op->scount, op->stype, op->op, op->comm, r);
+      return MPI_Iallreduce(op->sbuf, op->rbuf, sc, op->stype, op->op, op->comm, r);
     case kind::gather:
-      return MPI_Igather(op->sbuf, op->scount, op->stype, op->rbuf, op->rcount, op->rtype, op->peer,
+      return MPI_Igather(op->sbuf, sc, op->stype, op->rbuf, rc, op->rtype, op->peer,
                          op->comm, r);
     case kind::gatherv:
-      return MPI_Igatherv(op->sbuf, op->scount, op->stype, op->rbuf, op->rcounts, op->rdispls,
+      return MPI_Igatherv(op->sbuf, sc, op->stype, op->rbuf, op->rcounts, op->rdispls,
                           op->rtype, op->peer, op->comm, r);
     case kind::scatter:
-      return MPI_Iscatter(op->sbuf, op->scount, op->stype, op->rbuf, op->rcount, op->rtype,
+      return MPI_Iscatter(op->sbuf, sc, op->stype, op->rbuf, rc, op->rtype,
                           op->peer, op->comm, r);
     case kind::scatterv:
-      return MPI_Iscatterv(op->sbuf, op->scounts, op->sdispls, op->stype, op->rbuf, op->rcount,
+      return MPI_Iscatterv(op->sbuf, op->scounts, op->sdispls, op->stype, op->rbuf, rc,
                            op->rtype, op->peer, op->comm, r);
     case kind::allgather:
-      return MPI_Iallgather(op->sbuf, op->scount, op->stype, op->rbuf, op->rcount, op->rtype,
+      return MPI_Iallgather(op->sbuf, sc, op->stype, op->rbuf, rc, op->rtype,
                             op->comm, r);
     case kind::allgatherv:
-      return MPI_Iallgatherv(op->sbuf, op->scount, op->stype, op->rbuf, op->rcounts, op->rdispls,
+      return MPI_Iallgatherv(op->sbuf, sc, op->stype, op->rbuf, op->rcounts, op->rdispls,
                              op->rtype, op->comm, r);
     case kind::alltoall:
-      return MPI_Ialltoall(op->sbuf, op->scount, op->stype, op->rbuf, op->rcount, op->rtype,
+      return MPI_Ialltoall(op->sbuf, sc, op->stype, op->rbuf, rc, op->rtype,
                            op->comm, r);
     case kind::alltoallv:
       return MPI_Ialltoallv(op->sbuf, op->scounts, op->sdispls, op->stype, op->rbuf, op->rcounts,

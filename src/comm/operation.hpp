@@ -45,7 +45,7 @@ struct operation {
   // Arguments of the MPI call.
   const void* sbuf = nullptr;
   void* rbuf = nullptr;
-  int scount = 0, rcount = 0;
+  MPI_Count scount = 0, rcount = 0;  // above INT_MAX only with large-count calls
   MPI_Datatype stype = MPI_DATATYPE_NULL, rtype = MPI_DATATYPE_NULL;
   MPI_Op op = MPI_OP_NULL;
   const int* scounts = nullptr;
@@ -61,6 +61,10 @@ void release(operation* op) noexcept;
 
 // Calls the operation's non-blocking MPI function; returns MPI's error code.
 int post_now(operation* op);
+
+// Whether this MPI has a large-count call (MPI 4's MPI_Isend_c, ...) for this kind: counts
+// above INT_MAX are refused otherwise.
+bool large_count_call(kind k);
 
 // Marks op complete with this status / error and sets its event (runs its waiters).
 void complete(operation* op, const MPI_Status* status, int error);

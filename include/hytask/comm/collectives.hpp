@@ -15,55 +15,55 @@ namespace hytask::mpi {
 
 // ---- raw forms ------------------------------------------------------------------------
 void barrier(MPI_Comm comm = comm_world());
-void bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm = comm_world());
-void reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
+void bcast(void* buf, MPI_Count count, MPI_Datatype type, int root, MPI_Comm comm = comm_world());
+void reduce(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype type, MPI_Op op, int root,
             MPI_Comm comm = comm_world());
-void allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+void allreduce(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype type, MPI_Op op,
                MPI_Comm comm = comm_world());
-void gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-            int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm = comm_world());
-void gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+void gather(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+            MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm = comm_world());
+void gatherv(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
              const int* recvcounts, const int* displs, MPI_Datatype recvtype, int root,
              MPI_Comm comm = comm_world());
-void scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-             int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm = comm_world());
+void scatter(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+             MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm = comm_world());
 void scatterv(const void* sendbuf, const int* sendcounts, const int* displs, MPI_Datatype sendtype,
-              void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+              void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
               MPI_Comm comm = comm_world());
-void allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-               int recvcount, MPI_Datatype recvtype, MPI_Comm comm = comm_world());
-void allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+void allgather(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+               MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm = comm_world());
+void allgatherv(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
                 const int* recvcounts, const int* displs, MPI_Datatype recvtype,
                 MPI_Comm comm = comm_world());
-void alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-              int recvcount, MPI_Datatype recvtype, MPI_Comm comm = comm_world());
+void alltoall(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+              MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm = comm_world());
 void alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls,
                MPI_Datatype sendtype, void* recvbuf, const int* recvcounts, const int* rdispls,
                MPI_Datatype recvtype, MPI_Comm comm = comm_world());
 
 request ibarrier(MPI_Comm comm = comm_world());
-request ibcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm = comm_world());
-request ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+request ibcast(void* buf, MPI_Count count, MPI_Datatype type, int root, MPI_Comm comm = comm_world());
+request ireduce(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype type, MPI_Op op,
                 int root, MPI_Comm comm = comm_world());
-request iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+request iallreduce(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype type, MPI_Op op,
                    MPI_Comm comm = comm_world());
-request igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm = comm_world());
-request igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+request igather(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm = comm_world());
+request igatherv(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
                  const int* recvcounts, const int* displs, MPI_Datatype recvtype, int root,
                  MPI_Comm comm = comm_world());
-request iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm = comm_world());
+request iscatter(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                 MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm = comm_world());
 request iscatterv(const void* sendbuf, const int* sendcounts, const int* displs,
-                  MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                  MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                   int root, MPI_Comm comm = comm_world());
-request iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm = comm_world());
-request iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+request iallgather(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm = comm_world());
+request iallgatherv(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
                     const int* recvcounts, const int* displs, MPI_Datatype recvtype,
                     MPI_Comm comm = comm_world());
-request ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm = comm_world());
+request ialltoall(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                  MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm = comm_world());
 request ialltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls,
                    MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
                    const int* rdispls, MPI_Datatype recvtype, MPI_Comm comm = comm_world());
@@ -109,7 +109,7 @@ void allgather(const S& send, R&& recv, MPI_Comm comm = comm_world()) {
 // send and recv hold size() blocks each; a block is send.size() / size().
 template <mpi_range S, mutable_mpi_range R>
 void alltoall(const S& send, R&& recv, MPI_Comm comm = comm_world()) {
-  const int block = detail::count_of(send) / size(comm);
+  const MPI_Count block = detail::count_of(send) / size(comm);
   alltoall(std::ranges::data(send), block, detail::type_of<S>(), std::ranges::data(recv), block,
            detail::type_of<R>(), comm);
 }

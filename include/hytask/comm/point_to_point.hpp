@@ -16,6 +16,10 @@
 //
 // The communicator defaults to hytask::mpi::comm_world(), a duplicate of MPI_COMM_WORLD whose
 // errors come back as hytask::mpi::error exceptions.
+//
+// Counts are MPI_Count: a count above INT_MAX is sent whole with MPI 4's large-count calls
+// (MPI_Isend_c, ...: MPICH 4) and refused, before anything is posted, with a
+// hytask::mpi::error naming the call and the count where the MPI has none (Open MPI 4).
 #pragma once
 
 #include <mpi.h>
@@ -34,19 +38,19 @@ int rank(MPI_Comm comm = comm_world());
 int size(MPI_Comm comm = comm_world());
 
 // ---- raw forms ------------------------------------------------------------------------
-void send(const void* buf, int count, MPI_Datatype type, int dest, int tag,
+void send(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
           MPI_Comm comm = comm_world());
-void ssend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
+void ssend(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
            MPI_Comm comm = comm_world());
-MPI_Status recv(void* buf, int count, MPI_Datatype type, int source, int tag,
+MPI_Status recv(void* buf, MPI_Count count, MPI_Datatype type, int source, int tag,
                 MPI_Comm comm = comm_world());
 MPI_Status probe(int source, int tag, MPI_Comm comm = comm_world());
 
-request isend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
+request isend(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
               MPI_Comm comm = comm_world());
-request issend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
+request issend(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
                MPI_Comm comm = comm_world());
-request irecv(void* buf, int count, MPI_Datatype type, int source, int tag,
+request irecv(void* buf, MPI_Count count, MPI_Datatype type, int source, int tag,
               MPI_Comm comm = comm_world());
 
 // ---- typed forms ----------------------------------------------------------------------
@@ -59,9 +63,11 @@ concept mutable_mpi_range =
     mpi_range<R> && !std::is_const_v<std::remove_reference_t<std::ranges::range_reference_t<R>>>;
 
 namespace detail {
+// A range's element count, whole: counts above INT_MAX use MPI 4's large-count calls, or
+// are refused with hytask::mpi::error naming the call and the count (docs/mpi.md).
 template <class R>
-int count_of(const R& r) {
-  return static_cast<int>(std::ranges::size(r));
+MPI_Count count_of(const R& r) {
+  return static_cast<MPI_Count>(std::ranges::size(r));
 }
 template <class R>
 MPI_Datatype type_of() {
