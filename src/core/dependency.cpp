@@ -3,12 +3,24 @@
 #include <algorithm>
 
 #include "core/scheduler.hpp"
+#include "core/scheduler_internal.hpp"
 
 namespace hytask::detail {
 namespace {
 
 bool completed(const task* t) {
   return t->nsucc.load(std::memory_order_acquire) == successors_closed;
+}
+
+// pred completed before succ could be linked to it: had it failed, its successors are
+// skipped, and succ is one of them (the acquire on pred's closed count shows its flags and
+// error).
+bool failed(const task* t) {
+  return (t->flags & (flag_error | flag_parent)) && t->has_error.load(std::memory_order_acquire);
+}
+
+void inherit_failure(task* pred, task* succ) {
+  if (failed(pred)) core::sched::fail_before_start(succ, pred->error);
 }
 
 }  // namespace
@@ -27,7 +39,10 @@ void free_successor_blocks(task* t) {
 int add_edge(task* pred, task* succ) {
   if (pred == succ) return 0;
   std::uint32_t n = pred->nsucc.load(std::memory_order_acquire);
-  if (n == successors_closed) return 0;
+  if (n == successors_closed) {
+    inherit_failure(pred, succ);
+    return 0;
+  }
   // A task that communicates waits for pred: pred joins the communication class, so that what
   // other ranks wait for is produced early (seed 001, sect. 5.2: tasks with an edge leaving
   // the process are raised). Effective when pred is not ready yet.
@@ -52,10 +67,11 @@ int add_edge(task* pred, task* succ) {
   // Fails only if pred completed meanwhile; the written slot is then simply unused. The
   // failure must acquire: "no edge" is safe only because pred's completion (and so its
   // writes) happens before everything this spawn publishes.
-  return pred->nsucc.compare_exchange_strong(n, n + 1, std::memory_order_release,
-                                             std::memory_order_acquire)
-             ? 1
-             : 0;
+  if (pred->nsucc.compare_exchange_strong(n, n + 1, std::memory_order_release,
+                                          std::memory_order_acquire))
+    return 1;
+  inherit_failure(pred, succ);
+  return 0;
 }
 
 dep_domain::~dep_domain() { clear(); }
@@ -155,8 +171,10 @@ void dep_domain::erase(fragment* f) {
 void dep_domain::sweep() {
   std::vector<fragment*> dead;
   for (auto& [lo, f] : map_) {
-    bool live = f->writer && !completed(f->writer);
-    for (task* r : f->readers) live = live || !completed(r);
+    // A failed task stays: tasks spawned after it on this region are skipped too (until the
+    // wait_all that reports it clears the domain).
+    bool live = f->writer && (!completed(f->writer) || failed(f->writer));
+    for (task* r : f->readers) live = live || !completed(r) || failed(r);
     if (!live) dead.push_back(f);
   }
   for (fragment* f : dead) erase(f);
@@ -172,7 +190,7 @@ int dep_domain::apply(fragment& f, task* t, access_mode mode) {
     if (n >= 8 && (n & (n - 1)) == 0) {  // amortised pruning of completed readers
       std::uint32_t kept = 0;
       for (task* r : f.readers) {
-        if (completed(r)) release(r);
+        if (completed(r) && !failed(r)) release(r);
         else f.readers.begin()[kept++] = r;
       }
       f.readers.truncate(kept);

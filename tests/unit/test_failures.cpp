@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "hytask/hytask.hpp"
 
@@ -39,6 +41,25 @@ TEST_P(Failures, SuccessorsOfAFailedTaskAreSkippedTransitively) {
   hytask::spawn([&] { y = x + 1; }, hytask::in(x), hytask::out(y));
   EXPECT_NO_THROW(hytask::wait_all());
   EXPECT_EQ(y, 2);
+}
+
+TEST_P(Failures, ATaskSpawnedAfterItsPredecessorFailedAndCompletedIsSkipped) {
+  hytask::runtime rt(cfg());
+  int x = 0;
+  std::atomic<bool> threw{false};
+  std::atomic<int> ran{0};
+  hytask::spawn(
+      [&threw] {
+        threw = true;
+        throw std::runtime_error("early");
+      },
+      hytask::out(x));
+  while (!threw.load()) hytask::this_task::yield();  // main runs it, or sees a worker did
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // ... and complete it
+  hytask::spawn([&] { ran++; }, hytask::in(x));   // its predecessor is already gone
+  hytask::spawn([&] { ran++; }, hytask::out(x));  // after the reader: skipped in turn
+  EXPECT_THROW(hytask::wait_all(), std::runtime_error);
+  EXPECT_EQ(ran.load(), 0);
 }
 
 TEST_P(Failures, TwoFailuresRethrowOneAndCountBoth) {
