@@ -5,17 +5,15 @@
 // Every mode the level allows runs point-to-point and collective operations from tasks.
 #include <mpi.h>
 
-#include <atomic>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <span>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "hytask/hytask.hpp"
 #include "hytask/mpi.hpp"
+#include "hang_guard.hpp"
 
 namespace mpi = hytask::mpi;
 
@@ -24,14 +22,9 @@ namespace {
 // Runs a runtime in `mode` on the adopted MPI: a barrier, an exchange with the neighbours and
 // an allreduce, from tasks. A guard fails the test with a message if it does not finish.
 bool exercise(hytask::mpi_mode mode, const char* name, int rank) {
-  std::atomic<bool> done{false};
-  std::thread guard([&] {
-    for (int i = 0; i < 300 && !done.load(); ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    if (!done.load()) {
-      std::fprintf(stderr, "adopt: rank %d: mode %s on an adopted MPI hung for 30 s\n", rank, name);
-      std::_Exit(3);
-    }
+  hang_guard guard(30, [=] {
+    std::fprintf(stderr, "adopt: rank %d: mode %s on an adopted MPI hung for 30 s\n", rank, name);
+    std::_Exit(3);
   });
   bool ok = true;
   {
@@ -49,8 +42,6 @@ bool exercise(hytask::mpi_mode mode, const char* name, int rank) {
       std::fprintf(stderr, "adopt: mode %s: sum %d got %d\n", name, sum, got);
     }
   }
-  done.store(true);
-  guard.join();
   return ok;
 }
 

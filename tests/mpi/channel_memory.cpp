@@ -6,24 +6,16 @@
 // Fails when the resident set grows by more than the limit after the first 10,000 tags.
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <span>
 #include <string>
 
 #include "hytask/hytask.hpp"
 #include "hytask/mpi.hpp"
+#include "../unit/test_util.hpp"
 
 namespace mpi = hytask::mpi;
 
 namespace {
-
-long rss_kib() {
-  std::ifstream f("/proc/self/status");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("VmRSS:", 0) == 0) return std::atol(line.c_str() + 6);
-  return -1;
-}
 
 void exchange(int tag, int rank) {
   const bool declared = tag % 2 == 0;
@@ -63,13 +55,13 @@ int main(int argc, char** argv) {
       if (how == "rounds" && tag % round == 0) hytask::wait_all();
       if (tag == warmup) {
         if (how == "graph") hytask::wait_all();
-        base = rss_kib();
+        base = hytask_test::current_rss_kib();
       }
     }
   }
   hytask::wait_all();
   mpi::barrier();
-  const long grown = rss_kib() - base;
+  const long grown = hytask_test::current_rss_kib() - base;
   const bool ok = rank > 1 || grown <= limit_kib;
   std::printf("channel_memory %s: rank %d: the resident set grew by %ld KiB over %d tags "
               "(limit %ld KiB): %s\n",

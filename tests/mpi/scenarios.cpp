@@ -21,6 +21,7 @@
 
 #include "hytask/hytask.hpp"
 #include "hytask/mpi.hpp"
+#include "hang_guard.hpp"
 
 namespace mpi = hytask::mpi;
 using namespace std::chrono_literals;
@@ -208,21 +209,17 @@ void bind_then_wait_all() {
   const std::size_t n = std::size_t{1} << 18;  // 2 MiB of doubles: beyond any eager limit
   std::vector<double> out(n), in(n, -1.0);
   for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<double>(i) + g_rank;
-  std::atomic<bool> done{false};
-  std::thread guard([&done] {
-    for (int i = 0; i < 300 && !done.load(); ++i) std::this_thread::sleep_for(100ms);
-    if (!done.load()) fail("wait_all() in a task waited for the task's own bound isend");
-  });
   bool child_ran = false;
-  hytask::spawn({.name = "binder"}, [&] {
-    mpi::bind(mpi::isend(out, g_rank, 77));
-    hytask::spawn([&child_ran] { child_ran = true; });
+  {
+    hang_guard guard(30, [] { fail("wait_all() in a task waited for the task's own bound isend"); });
+    hytask::spawn({.name = "binder"}, [&] {
+      mpi::bind(mpi::isend(out, g_rank, 77));
+      hytask::spawn([&child_ran] { child_ran = true; });
+      hytask::wait_all();
+      mpi::recv(in, g_rank, 77);
+    });
     hytask::wait_all();
-    mpi::recv(in, g_rank, 77);
-  });
-  hytask::wait_all();
-  done.store(true);
-  guard.join();
+  }
   check(child_ran, "the child did not run");
   for (std::size_t i = 0; i < n; i += 4099)
     check(in[i] == static_cast<double>(i) + g_rank, "element " + std::to_string(i));
