@@ -15,12 +15,8 @@ bool completed(const task* t) {
 // pred completed before succ could be linked to it: had it failed, its successors are
 // skipped, and succ is one of them (the acquire on pred's closed count shows its flags and
 // error).
-bool failed(const task* t) {
-  return (t->flags & (flag_error | flag_parent)) && t->has_error.load(std::memory_order_acquire);
-}
-
 void inherit_failure(task* pred, task* succ) {
-  if (failed(pred)) core::sched::fail_before_start(succ, pred->error);
+  if (core::sched::has_failed(pred)) core::sched::fail_before_start(succ, pred->error);
 }
 
 }  // namespace
@@ -173,8 +169,8 @@ void dep_domain::sweep() {
   for (auto& [lo, f] : map_) {
     // A failed task stays: tasks spawned after it on this region are skipped too (until the
     // wait_all that reports it clears the domain).
-    bool live = f->writer && (!completed(f->writer) || failed(f->writer));
-    for (task* r : f->readers) live = live || !completed(r) || failed(r);
+    bool live = f->writer && (!completed(f->writer) || core::sched::has_failed(f->writer));
+    for (task* r : f->readers) live = live || !completed(r) || core::sched::has_failed(r);
     if (!live) dead.push_back(f);
   }
   for (fragment* f : dead) erase(f);
@@ -190,7 +186,7 @@ int dep_domain::apply(fragment& f, task* t, access_mode mode) {
     if (n >= 8 && (n & (n - 1)) == 0) {  // amortised pruning of completed readers
       std::uint32_t kept = 0;
       for (task* r : f.readers) {
-        if (completed(r) && !failed(r)) release(r);
+        if (completed(r) && !core::sched::has_failed(r)) release(r);
         else f.readers.begin()[kept++] = r;
       }
       f.readers.truncate(kept);

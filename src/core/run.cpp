@@ -96,8 +96,7 @@ void scheduler::release_successors(worker* w, task* t) {
   if (n == 0) return;
   // A task that failed (its body threw, it was skipped, or a child failed) fails its
   // successors: they are skipped, and fail theirs in turn.
-  const bool failed = (t->flags & (detail::flag_error | detail::flag_parent)) &&
-                      t->has_error.load(std::memory_order_acquire);
+  const bool failed = has_failed(t);
   // Successors were spawned on other cores, typically: start fetching all of them before the
   // first (serialising) atomic decrement.
   const std::uint32_t inline_n = std::min(n, detail::task_inline_successors);
@@ -145,8 +144,7 @@ void scheduler::complete(worker* w, task* t) {
     task* p = t->parent;
     // An exception is only possible if the body threw or a child passed one up. The parent
     // learns the first exception and how many tasks failed, to report at its wait_all.
-    if ((flags & (detail::flag_error | detail::flag_parent)) &&
-        t->has_error.load(std::memory_order_acquire)) {
+    if (has_failed(t)) {
       record_error(p, t->error);
       std::uint32_t threw = t->children_threw.load(std::memory_order_relaxed);
       std::uint32_t skipped = t->children_skipped.load(std::memory_order_relaxed);

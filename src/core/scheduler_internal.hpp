@@ -68,6 +68,13 @@ inline bool children_done(const task* t) {
          detail::body_share;
 }
 
+// Whether t failed: its body threw, it was skipped, or a child's exception reached it
+// uncaught. has_error is read only when a flag says it may be set.
+inline bool has_failed(const task* t) {
+  return (t->flags & (detail::flag_error | detail::flag_parent)) &&
+         t->has_error.load(std::memory_order_acquire);
+}
+
 // A predecessor of t (a task or a request) failed, before t started: t will be skipped.
 // Called before that predecessor releases its share of t's pending count, whose acq_rel
 // publishes this to whoever runs t. Only the first failing predecessor writes (t has not
