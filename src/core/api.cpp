@@ -96,7 +96,7 @@ void spawn_context::region(const void* addr, std::size_t bytes, access_mode mode
     throw usage_error("hytask::spawn: a region wraps around the address space (" +
                       std::to_string(bytes) + " bytes); check the count passed to in/out/inout");
   dep_domain*& d = parent_->domain;
-  if (d == nullptr) d = new dep_domain;
+  if (d == nullptr) d = dep_domain::acquire();
   edges_ += d->access(task_, lo, hi, mode);
 }
 

@@ -72,15 +72,39 @@ int add_edge(task* pred, task* succ) {
 
 dep_domain::~dep_domain() { clear(); }
 
+namespace {
+struct domain_cache {
+  static constexpr int cap = 4;
+  dep_domain* kept[cap] = {};
+  int n = 0;
+  ~domain_cache() {
+    while (n > 0) delete kept[--n];
+  }
+};
+thread_local domain_cache t_domains;
+}  // namespace
+
+dep_domain* dep_domain::acquire() {
+  domain_cache& c = t_domains;
+  return c.n > 0 ? c.kept[--c.n] : new dep_domain;
+}
+
+void dep_domain::recycle(dep_domain* d) {
+  d->clear();
+  domain_cache& c = t_domains;
+  // A domain that grew large is not kept: memory stays proportional to what is in use.
+  if (c.n < domain_cache::cap && d->keys_.size() <= 4096) c.kept[c.n++] = d;
+  else delete d;
+}
+
 void dep_domain::release(task* t) {
   if (--t->tracker_refs == 0 && t != spawning_) core::scheduler::instance()->drop_ref(t);
 }
 
 void dep_domain::clear() {
   for (auto& [lo, f] : map_) {
-    if (f->writer) release(f->writer);
-    for (task* r : f->readers) release(r);
-    delete f;
+    if (f.writer) release(f.writer);
+    for (task* r : f.readers) release(r);
   }
   map_.clear();
   std::fill(keys_.begin(), keys_.end(), 0);
@@ -140,18 +164,16 @@ void dep_domain::index_erase(std::uintptr_t key) {
 // ---- fragments -----------------------------------------------------------------------
 
 dep_domain::fragment* dep_domain::make_fragment(std::uintptr_t lo, std::uintptr_t hi) {
-  auto* f = new fragment{lo, hi, nullptr, reader_list()};
-  map_.emplace(lo, f);
+  fragment* f = &map_.try_emplace(lo, lo, hi).first->second;
   index_put(lo, f);
   return f;
 }
 
 dep_domain::fragment* dep_domain::split(fragment* f, std::uintptr_t at) {
-  auto* upper = new fragment{at, f->hi, f->writer, reader_list(f->readers)};
+  fragment* upper = &map_.try_emplace(at, at, f->hi, *f).first->second;
   if (upper->writer) ++upper->writer->tracker_refs;
   for (task* r : upper->readers) ++r->tracker_refs;
   f->hi = at;
-  map_.emplace(at, upper);
   index_put(at, upper);
   return upper;
 }
@@ -159,21 +181,21 @@ dep_domain::fragment* dep_domain::split(fragment* f, std::uintptr_t at) {
 void dep_domain::erase(fragment* f) {
   if (f->writer) release(f->writer);
   for (task* r : f->readers) release(r);
-  index_erase(f->lo);
-  map_.erase(f->lo);
-  delete f;
+  const std::uintptr_t lo = f->lo;
+  index_erase(lo);
+  map_.erase(lo);
 }
 
 void dep_domain::sweep() {
-  std::vector<fragment*> dead;
+  dead_.clear();
   for (auto& [lo, f] : map_) {
     // A failed task stays: tasks spawned after it on this region are skipped too (until the
     // wait_all that reports it clears the domain).
-    bool live = f->writer && (!completed(f->writer) || core::sched::has_failed(f->writer));
-    for (task* r : f->readers) live = live || !completed(r) || core::sched::has_failed(r);
-    if (!live) dead.push_back(f);
+    bool live = f.writer && (!completed(f.writer) || core::sched::has_failed(f.writer));
+    for (task* r : f.readers) live = live || !completed(r) || core::sched::has_failed(r);
+    if (!live) dead_.push_back(lo);
   }
-  for (fragment* f : dead) erase(f);
+  for (std::uintptr_t lo : dead_) erase(&map_.find(lo)->second);
 }
 
 int dep_domain::apply(fragment& f, task* t, access_mode mode) {
@@ -223,14 +245,14 @@ int dep_domain::access_slow(task* t, std::uintptr_t lo, std::uintptr_t hi, acces
   auto it = map_.upper_bound(lo);
   if (it != map_.begin()) {
     auto prev = std::prev(it);
-    if (prev->second->hi > lo) it = prev;
+    if (prev->second.hi > lo) it = prev;
   }
   while (cursor < hi) {
-    if (it == map_.end() || it->second->lo >= hi) {
+    if (it == map_.end() || it->second.lo >= hi) {
       edges += apply(*make_fragment(cursor, hi), t, mode);
       break;
     }
-    fragment* f = it->second;
+    fragment* f = &it->second;
     if (f->lo > cursor) {  // a gap before the next fragment
       edges += apply(*make_fragment(cursor, f->lo), t, mode);
       cursor = f->lo;

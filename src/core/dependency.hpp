@@ -4,7 +4,9 @@
 // and the tasks that read it since. An access to a region visits the fragments it covers,
 // splitting those it covers partly and creating empty ones for gaps, so partly overlapping
 // regions are ordered exactly, byte for byte. A hash index from a fragment's start address
-// finds the common case — the same region again — without walking the ordered map.
+// finds the common case — the same region again — without walking the ordered map; the
+// map's nodes (which hold the fragments) come from a pool, so new regions allocate nothing
+// once the pool has grown to the program's working set.
 //
 // Only the owner task touches its domain (spawns are sequential within a task), so the
 // domain needs no lock. It keeps references to the tasks it names, released when they are
@@ -17,6 +19,7 @@
 #include <map>
 #include <vector>
 
+#include "core/node_pool.hpp"
 #include "hytask/core/access.hpp"
 #include "hytask/core/detail/task.hpp"
 
@@ -80,12 +83,24 @@ struct dep_domain {
   // Forgets everything (all tasks named here have completed, e.g. after wait_all).
   void clear();
 
+  // A domain for a task's children, and its return when the task completes: a few cleared
+  // domains are kept per thread with their pools and indexes, so a task that spawns with
+  // dependencies does not allocate a tracker each time.
+  static dep_domain* acquire();
+  static void recycle(dep_domain* d);
+
  private:
   struct fragment {
+    fragment(std::uintptr_t l, std::uintptr_t h) : lo(l), hi(h) {}
+    fragment(std::uintptr_t l, std::uintptr_t h, const fragment& o)  // o's upper part
+        : lo(l), hi(h), writer(o.writer), readers(o.readers) {}
     std::uintptr_t lo, hi;
     task* writer = nullptr;
     reader_list readers;  // readers since writer
   };
+  using fragment_map =
+      std::map<std::uintptr_t, fragment, std::less<>,
+               core::pool_allocator<std::pair<const std::uintptr_t, fragment>>>;
 
   int access_slow(task* t, std::uintptr_t lo, std::uintptr_t hi, access_mode mode);
   int apply(fragment& f, task* t, access_mode mode);
@@ -111,7 +126,9 @@ struct dep_domain {
   void index_erase(std::uintptr_t key);
   void index_grow();
 
-  std::map<std::uintptr_t, fragment*> map_;
+  core::node_pool nodes_;  // before map_: it outlives the map's nodes
+  fragment_map map_{fragment_map::allocator_type(&nodes_)};
+  std::vector<std::uintptr_t> dead_;  // sweep's scratch
   std::vector<std::uintptr_t> keys_;
   std::vector<fragment*> values_;
   std::size_t index_used_ = 0;

@@ -1,7 +1,8 @@
 // Finding work: the order in which a worker takes ready tasks, and stealing.
 //
 // A worker takes, in this order:
-//   1. the task suspend gave back (`first`), then its mailbox (loop participants);
+//   1. the task suspend gave back (`first`), then a task another worker handed it while it
+//      spun idle (`handoff`), then its mailbox (loop participants);
 //   2. tasks of a positive key: its own heap or the injection queue, whichever has the higher;
 //      if neither has one but another worker's heap does, it steals the highest there;
 //   3. every inject_check_period steps, an injected task of any key (fairness);
@@ -101,6 +102,11 @@ task* scheduler::find_work(worker* w) {
     note_taken(t);
     return t;
   }
+  if (w->handoff.load(std::memory_order_relaxed) != nullptr &&
+      (t = w->handoff.exchange(nullptr, std::memory_order_acquire)) != nullptr) {
+    note_taken(t);
+    return t;
+  }
   if (w->mailbox_local == nullptr && w->mailbox.load(std::memory_order_relaxed) != nullptr)
     w->mailbox_local = w->mailbox.exchange(nullptr, std::memory_order_acquire);
   if ((t = w->mailbox_local) != nullptr) {
@@ -153,7 +159,8 @@ task* scheduler::find_work(worker* w) {
 }
 
 bool scheduler::work_visible(worker* w) {
-  if (w->first || w->mailbox_local || w->mailbox.load(std::memory_order_relaxed) || w->next ||
+  if (w->handoff.load(std::memory_order_relaxed) || w->first || w->mailbox_local ||
+      w->mailbox.load(std::memory_order_relaxed) || w->next ||
       w->yielded.maybe_nonempty() || w->prio.maybe_nonempty() || w->levels.owner_nonempty() ||
       w->resumed.maybe_nonempty() || injected_.maybe_nonempty())
     return true;

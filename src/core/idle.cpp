@@ -49,12 +49,18 @@ void scheduler::idle(worker* w) {
     }
   }
   const std::int64_t spin_until = now_ns() + spin_ns;
+  // Spinning: other workers may hand this one a task (hand_off) until the flag drops.
+  w->spinning.store(true, std::memory_order_relaxed);
   do {
     for (int i = 0; i < 64; ++i) {
       cpu_relax();
-      if (work_visible(w) || should_go_home(w, false)) return;
+      if (work_visible(w) || should_go_home(w, false)) {
+        w->spinning.store(false, std::memory_order_seq_cst);  // see hand_off
+        return;
+      }
     }
   } while (now_ns() < spin_until);
+  w->spinning.store(false, std::memory_order_seq_cst);
 
   w->sleep_word.store(asleep, std::memory_order_seq_cst);
   sleepers_.fetch_add(1, std::memory_order_seq_cst);

@@ -28,6 +28,38 @@ void scheduler::enqueue(worker* w, task* t) {
   }
 }
 
+// Where a task made ready goes when its worker keeps the first one (the next slot): the
+// alternative is this worker's FIFO, from which an idle worker steals it — a look at the
+// victim's queues, a CAS, a batch — a few cache-line transfers in series, each over 100 ns
+// between two cores. A worker that spins idle has announced that it wants work; writing the
+// task into its hand-off slot costs one transfer, and the spinner, which watches that line,
+// starts the task right away. Only key-0 tasks, and only while no task of a positive key is
+// ready anywhere: the spinner would run those first.
+bool scheduler::hand_off(worker* w, task* t) {
+  if (positive_ready_.load(std::memory_order_relaxed) > 0) return false;
+  for (unsigned v : w->victims) {
+    worker* o = workers_[v];
+    if (!o->spinning.load(std::memory_order_relaxed) ||
+        o->handoff.load(std::memory_order_relaxed) != nullptr)
+      continue;
+    note_queued(t);
+    task* empty = nullptr;
+    if (o->handoff.compare_exchange_strong(empty, t, std::memory_order_seq_cst)) {
+      // The spinner stops spinning (seq_cst) before it runs other work, sleeps or goes home,
+      // and looks at its slot after that. Seen still spinning: it will find the task. Seen
+      // stopped: it may never look again — take the task back, unless it already has.
+      if (o->spinning.load(std::memory_order_seq_cst)) return true;
+      task* mine = t;
+      if (!o->handoff.compare_exchange_strong(mine, nullptr, std::memory_order_seq_cst))
+        return true;
+    }
+#if defined(HYTASK_ASSERTIONS)
+    t->flags &= ~detail::flag_queued;
+#endif
+  }
+  return false;
+}
+
 void scheduler::notify_pushed() {
   full_fence();
   if (sleepers_.load(std::memory_order_relaxed) > 0) wake_one();

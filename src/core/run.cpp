@@ -47,6 +47,7 @@ void scheduler::go_home(worker* w) {
   // Work only this worker could run must become stealable while main is away.
   spill_slot(w, w->first);
   spill_slot(w, w->next);
+  if (task* h = w->handoff.exchange(nullptr, std::memory_order_acquire)) spill_slot(w, h);
   flush_counts(w);
   switch_to(running_fiber(), &w->home, &after_recycle, nullptr);
 }
@@ -59,6 +60,9 @@ void scheduler::run(worker* w, task* t) {
     return;
   }
   t->flags |= detail::flag_started;
+  // The successor line was last written by the spawning core (linking successors): fetch
+  // it while the body runs, not when completion needs it.
+  prefetch_for_write(&t->nsucc);
   try {
     t->invoke(t, (t->flags & detail::flag_failed) == 0);  // a failed dependency skips the body
   } catch (...) {
@@ -106,11 +110,15 @@ void scheduler::release_successors(worker* w, task* t) {
     if (s->pending.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
     if (w == nullptr) {
       inject(s);
-    } else if (w->next != nullptr || ready_key(s) != 0) {
+    } else if (ready_key(s) != 0) {
       push_ready(w, s);
-    } else {
+    } else if (w->next == nullptr) {
       note_queued(s);
       w->next = s;
+      // It runs next: its callable's second line comes from the spawning core too.
+      prefetch_for_write(reinterpret_cast<char*>(s) + 64);
+    } else if (!hand_off(w, s)) {
+      push_ready(w, s);
     }
   };
   for (std::uint32_t i = 0; i < inline_n; ++i) release(t->succ[i]);
@@ -133,7 +141,7 @@ void scheduler::complete(worker* w, task* t) {
   const std::uint32_t flags = t->flags;
   if (flags & detail::flag_parent) {
     if (t->domain) {
-      delete t->domain;
+      detail::dep_domain::recycle(t->domain);
       t->domain = nullptr;
     }
     release_scope_ext(t);

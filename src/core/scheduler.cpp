@@ -78,6 +78,7 @@ scheduler::scheduler(const settings& s, const progress_hooks& hooks)
   }
   for (unsigned i = 0; i < n; ++i) workers_[i]->victims = steal_order(place.package_of_worker, i);
 
+  prefault_records();
   set_fiber_main(&scheduler::fiber_main);
   install_overflow_handler(&describe_running, settings_.stack_size);
 

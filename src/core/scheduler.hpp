@@ -95,7 +95,14 @@ struct alignas(4096) worker {
   ws_deque<task*> yielded;
   // Tasks only this worker may run (loop participants): multi-producer stack.
   alignas(128) std::atomic<task*> mailbox{nullptr};
-  alignas(128) std::atomic<std::uint32_t> sleep_word{0};  // 0 awake, 1 asleep, 2 notified
+  // One line for waking and handing work to this worker (ready.cpp, hand_off):
+  //   handoff     a task another worker made ready and gave to this one, which was spinning
+  //               idle: it starts after one cache-line transfer instead of a steal;
+  //   spinning    set while this worker spins idle (not while it runs, polls or sleeps);
+  //   sleep_word  0 awake, 1 asleep, 2 notified (futex).
+  alignas(128) std::atomic<task*> handoff{nullptr};
+  std::atomic<std::uint32_t> sleep_word{0};
+  std::atomic<bool> spinning{false};
 };
 
 class scheduler {
@@ -235,7 +242,11 @@ class scheduler {
   void wake(worker* w);
   fiber* take_fiber(worker* w);
   void free_task(worker* w, task* t);
+  void add_slab();          // a slab of fresh records into the pool (pool_mutex_ held)
+  void prefault_records();  // at start: the records a program under the limit will use
   void enqueue(worker* w, task* t);  // into w's ready queues; no notification
+  // Gives a key-0 task made ready on w to another worker that spins idle; false if none does.
+  bool hand_off(worker* w, task* t);
   void inject(task* t);
   task* take_injected(std::int64_t min);  // key >= min
 

@@ -14,6 +14,8 @@ constexpr std::int32_t spawn_bias = 1 << 30;
 constexpr unsigned fiber_pool_cap = 32;
 constexpr unsigned task_cache_cap = 1024;
 constexpr unsigned task_batch = 256;
+constexpr std::size_t slab_tasks = 64;                 // records allocated together
+constexpr std::size_t prefault_records_max = 1 << 16;  // 16 MiB of records at most
 constexpr std::int64_t inflight_publish = 64;
 constexpr std::int64_t steal_batch_max = 16;
 // A worker with local work still takes a task made ready by a non-worker thread (normal
@@ -32,7 +34,6 @@ inline std::int64_t now_ns() {
 inline void reset_task(task* t) {
   t->invoke = nullptr;
   t->parent = nullptr;
-  t->nsucc.store(0, std::memory_order_relaxed);
   t->flags = 0;
   t->priority = 0;
   t->depth = 0;

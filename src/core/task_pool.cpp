@@ -27,13 +27,10 @@ task* scheduler::allocate(worker* w) {
       }
       w->free_count += static_cast<unsigned>(take);
       if (take == 0) {
-        constexpr std::size_t slab_tasks = 64;
-        // 128-aligned so that a record's line pairs never straddle two records.
-        void* mem = ::operator new(sizeof(task) * slab_tasks, std::align_val_t{128});
-        slabs_.push_back(mem);
-        auto* arr = static_cast<task*>(mem);
+        add_slab();
         for (std::size_t i = 0; i < slab_tasks; ++i) {
-          task* p = ::new (&arr[i]) task;
+          task* p = pool_.back();
+          pool_.pop_back();
           p->parent = w->free_tasks;
           w->free_tasks = p;
         }
@@ -54,10 +51,34 @@ task* scheduler::allocate(worker* w) {
   return t;
 }
 
+void scheduler::add_slab() {
+  // 128-aligned so that a record's line pairs never straddle two records. Constructing the
+  // records writes every page of the slab: it is faulted in here, not in a task's spawn.
+  void* mem = ::operator new(sizeof(task) * slab_tasks, std::align_val_t{128});
+  slabs_.push_back(mem);
+  auto* arr = static_cast<task*>(mem);
+  for (std::size_t i = slab_tasks; i-- > 0;) pool_.push_back(::new (&arr[i]) task);
+}
+
+void scheduler::prefault_records() {
+  // Enough for the throttle's limit and every worker's cache: a program that stays under
+  // the limit never allocates a record, and its first task graph pays no page fault for
+  // them (a fresh process paid ~11 us per fault, one per 16 records). Capped: a huge limit
+  // is only reached by programs that spawn faster than they run.
+  const std::size_t want = std::min<std::size_t>(
+      settings_.max_tasks + std::size_t{task_batch} * workers_.size(), prefault_records_max);
+  std::lock_guard<std::mutex> lock(pool_mutex_);
+  pool_.reserve(want + task_cache_cap * workers_.size());
+  while (pool_.size() < want) add_slab();
+}
+
 void scheduler::free_task(worker* w, task* t) {
   // Leave line 2 clean for the next user (allocate rewrites line 0 only); a leaf task
   // without a name never dirtied it.
   if (t->succ_overflow) detail::free_successor_blocks(t);
+  // Closed at completion; reopened here, where the line is usually in cache (the exchange
+  // that closed it), rather than at allocation on the spawning core.
+  t->nsucc.store(0, std::memory_order_relaxed);
   if (t->flags & detail::cold_line_flags) {
     t->name = nullptr;
     t->id = 0;

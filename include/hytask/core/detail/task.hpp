@@ -35,7 +35,7 @@ using invoke_fn = void (*)(task*, bool run);
 using complete_hook_fn = void (*)(task*);
 
 inline constexpr std::size_t task_inline_bytes = 80;
-inline constexpr std::uint32_t task_inline_successors = 8;
+inline constexpr std::uint32_t task_inline_successors = 7;
 inline constexpr std::uint32_t successors_closed = 0xffffffffu;
 inline constexpr unsigned max_depth = 63;  // deeper tasks share the deepest ready queue
 
@@ -53,19 +53,23 @@ struct successor_block {
 };
 
 // Layout, chosen so that a task whose callable holds two pointers is one cache line:
-//   line 0   the fields spawn writes and completion reads, then the callable storage,
-//            which continues into line 1 for larger callables;
-//   line 2   fields few tasks use (names, ids, errors, suspension, hooks);
-//   line 3   successor slots, touched only by dependencies.
-// A record is returned to its pool with line 2 clean, so allocation rewrites line 0 only.
+//   line 0     the fields spawn writes and completion reads, then the callable storage,
+//              which continues into line 1 for larger callables;
+//   lines 2-3  fields few tasks use (names, ids, errors, suspension, hooks);
+//   line 4     the successor count and slots, touched only by dependencies and completion;
+//   line 5     overflow blocks.
+// A record is returned to its pool with lines 2-4 clean, so allocation rewrites line 0 only.
 // Successors are added only by the parent's spawning code (one writer); a slot is
-// published by a CAS on nsucc, and completion closes nsucc with an exchange.
+// published by a CAS on nsucc, and completion closes nsucc with an exchange. The count
+// sits with the slots, not in line 0: the spawning thread links a successor to a task that
+// is running or has just run on another core, and so touches one line of it, not two, and
+// leaves line 0 (pending, refs, the callable) with the core that runs it.
 struct alignas(64) task {
   // ---- line 0 (48 bytes of header)
   invoke_fn invoke = nullptr;  // runs the callable, then destroys it
   task* parent = nullptr;      // in a pool: the next free record
-  std::atomic<std::uint32_t> nsucc{0};
   std::uint32_t flags = 0;
+  std::uint32_t spare_word = 0;
   std::int32_t priority = 0;       // task_options::priority
   std::uint8_t succ_overflow = 0;  // set by the (single) successor adder when it made blocks
   std::uint8_t depth = 0;          // nesting: the root's is 0, its children's 1, ... (capped)
@@ -104,12 +108,15 @@ struct alignas(64) task {
   complete_hook_fn on_complete = nullptr;  // internal tasks: called instead of parent accounting
   void* hook_arg = nullptr;
 
-  // ---- line 3
-  alignas(64) task* succ[task_inline_successors];
+  // ---- line 4
+  alignas(64) std::atomic<std::uint32_t> nsucc{0};  // successors linked; closed at completion
+  task* succ[task_inline_successors];
   successor_block* succ_blocks = nullptr;  // overflow slots, in order
   successor_block* succ_tail = nullptr;
 };
 
+static_assert(offsetof(task, succ) - offsetof(task, nsucc) == 8 && offsetof(task, nsucc) % 64 == 0,
+              "the task record's layout: the successor count and slots share a line");
 static_assert(offsetof(task, storage) == 48,
               "the task record's layout: line 0 holds the header and the callable's first 80 bytes");
 
