@@ -1,0 +1,618 @@
+// Task Bench-style task graphs (Slaughter et al., "Task Bench: A Parameterized Benchmark for
+// Evaluating Parallel Runtime Performance", SC'20), shared by every system of
+// bench/taskbench (tb_hytask, tb_omp built by GCC and by Clang, tb_mpi), so that all of them
+// run exactly the same graph, the same task body and the same checks, and print the same
+// line. bench/taskbench/run_metg.sh sweeps the task size and derives METG(50%).
+//
+// The graph: width W points per time step, T steps. Task (t, i), t in [0, T), i in [0, W).
+// Tasks at t = 0 depend on nothing. For t >= 1, task (t, i) reads the outputs of the tasks
+// (t - 1, j) for j in deps(t, i), a sorted list without duplicates:
+//   trivial      none: the tasks are independent (and read and write no record at all)
+//   stencil_1d   i - 1, i, i + 1, clipped to [0, W)
+//   nearest:r    i - r/2 .. i + r/2, clipped (r odd; --radix, default 3)
+//   spread:r     (i + floor(k * W / r)) mod W for k = 0 .. r - 1, deduplicated: r points
+//                spread evenly around the ring of points, i itself included (--radix)
+//   fft          i and i XOR 2^((t - 1) mod log2 W) (W a power of two; for W = 1 just i)
+//   tree         at step t the first min(W, 2^t) points are active and point i depends on
+//                i / 2; inactive points have no task (and are not counted as tasks)
+//
+// The data: every task but trivial's writes a 16-byte record {step, point, value}. The
+// records live in a ring of three steps per point, rec[t % 3][i]. Why three: with two
+// (double buffering) task (t, i) overwrites the record of (t - 2, i), which tasks of step
+// t - 1 read; for fft and spread those readers are not among (t, i)'s dependencies, so a
+// runtime would add write-after-read edges that are not in the graph and serialise the
+// steps more than the graph does. With three, the record (t, i) overwrites is (t - 3, i):
+// its readers are at t - 2: for the stencils (t, i) already follows them through (t - 1, i),
+// and for fft, spread and tree any edge a runtime adds is an extra ordering two steps back,
+// which rarely holds a task up. And memory stays bounded, W * 3 records, however many steps.
+// Each record is padded to a cache line (as is each point's checksum): neighbouring points
+// run on different workers, and sharing lines between them would measure false sharing,
+// not the runtime (Task Bench gives every point its own output buffer).
+//
+// A task checks that each record it reads is the one it expects (step t - 1, point j): a
+// runtime that does not honour a dependency is caught, and the run fails with
+//   taskbench: task (t,i) read (s,p) where it expected (t-1,j): a dependency was not honoured
+// Its value is mix(t, i, the values it read in order, the kernel's result); it is added to a
+// per-point checksum (relaxed atomic adds: the order does not matter), which is compared
+// after every run with a serial computation of the same graph.
+#pragma once
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+// kernel.cpp: `iterations` rounds of 24 independent multiply-adds on doubles.
+extern "C" std::uint64_t taskbench_kernel(long iterations, std::uint64_t seed);
+
+namespace taskbench {
+
+// Floating-point operations per kernel iteration: 24 multiply-adds, 2 flops each (kernel.cpp).
+inline constexpr long flops_per_iteration = 48;
+// The largest --radix: the dependency lists live in arrays of this size on the stack.
+inline constexpr int max_radix = 64;
+
+// ---- Failing -------------------------------------------------------------------------------
+
+// Set by tb_mpi to MPI_Abort, so that one rank's failure ends the job.
+inline void (*on_fatal)() = nullptr;
+
+[[noreturn]] inline void fail(const char* message) {
+  std::fprintf(stderr, "%s\n", message);
+  std::fflush(stderr);
+  std::fflush(stdout);
+  if (on_fatal) on_fatal();
+  // _Exit, not exit: other threads may be running tasks, and must not see static
+  // destructors run under them.
+  std::_Exit(1);
+}
+
+// ---- The graph -----------------------------------------------------------------------------
+
+enum class pattern { trivial, stencil_1d, nearest, spread, fft, tree };
+
+struct graph {
+  pattern kind = pattern::stencil_1d;
+  int radix = 3;  // nearest and spread
+  long width = 4;
+  long steps = 1000;
+  int log2_width = 2;  // fft
+
+  std::string name() const {
+    switch (kind) {
+      case pattern::trivial:
+        return "trivial";
+      case pattern::stencil_1d:
+        return "stencil_1d";
+      case pattern::nearest:
+        return "nearest:" + std::to_string(radix);
+      case pattern::spread:
+        return "spread:" + std::to_string(radix);
+      case pattern::fft:
+        return "fft";
+      case pattern::tree:
+        return "tree";
+    }
+    return "?";
+  }
+
+  // The number of points with a task at step t (the first ones).
+  long active_width(long t) const {
+    if (kind != pattern::tree || t >= 62) return width;
+    return std::min(width, 1L << t);
+  }
+  bool active(long t, long i) const { return i < active_width(t); }
+
+  long tasks() const {
+    long n = 0;
+    for (long t = 0; t < steps; ++t) n += active_width(t);
+    return n;
+  }
+
+  // Whether tasks exchange records (all patterns but trivial).
+  bool has_records() const { return kind != pattern::trivial; }
+
+  int max_deps() const {
+    switch (kind) {
+      case pattern::trivial:
+        return 0;
+      case pattern::stencil_1d:
+        return 3;
+      case pattern::nearest:
+      case pattern::spread:
+        return radix;
+      case pattern::fft:
+        return 2;
+      case pattern::tree:
+        return 1;
+    }
+    return 0;
+  }
+
+  // The points of step t - 1 that active task (t, i) reads, sorted, without duplicates,
+  // into out[0 .. returned count); out has room for max_radix entries.
+  int deps(long t, long i, long* out) const {
+    if (t == 0) return 0;
+    int n = 0;
+    auto clipped = [&](int r) {
+      const long lo = std::max(0L, i - r / 2), hi = std::min(width - 1, i + r / 2);
+      for (long j = lo; j <= hi; ++j) out[n++] = j;
+    };
+    switch (kind) {
+      case pattern::trivial:
+        break;
+      case pattern::stencil_1d:
+        clipped(3);
+        break;
+      case pattern::nearest:
+        clipped(radix);
+        break;
+      case pattern::spread:
+        for (int k = 0; k < radix; ++k) out[n++] = (i + k * width / radix) % width;
+        std::sort(out, out + n);
+        n = static_cast<int>(std::unique(out, out + n) - out);
+        break;
+      case pattern::fft:
+        if (width == 1) {
+          out[n++] = i;
+        } else {
+          const long j = i ^ (1L << ((t - 1) % log2_width));
+          out[n++] = std::min(i, j);
+          out[n++] = std::max(i, j);
+        }
+        break;
+      case pattern::tree:
+        out[n++] = i / 2;
+        break;
+    }
+    return n;
+  }
+};
+
+// ---- Values --------------------------------------------------------------------------------
+
+// splitmix64's finaliser: a fixed 64-bit mixing function.
+inline std::uint64_t mix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+inline std::uint64_t task_start_value(long t, long i) {
+  return mix((static_cast<std::uint64_t>(t) << 32) ^ static_cast<std::uint64_t>(i));
+}
+// The kernel's seed depends on the point only, so that the serial reference needs one
+// kernel call per point, not one per task.
+inline std::uint64_t kernel_seed(long i) {
+  return mix(0x7461736b62656e63ull + static_cast<std::uint64_t>(i));
+}
+
+struct record {
+  std::uint32_t step;
+  std::uint32_t point;
+  std::uint64_t value;
+};
+static_assert(sizeof(record) == 16);
+struct alignas(64) record_slot {
+  record r;
+};
+struct alignas(64) checksum_slot {
+  std::atomic<std::uint64_t> sum{0};
+};
+// A step tag no task writes: what the ring holds before a run, so that a task that runs
+// before its input was written never finds a record left by the previous run.
+inline constexpr std::uint32_t no_step = 0xffffffffu;
+
+// ---- Latency recording (--latency) -----------------------------------------------------
+
+inline std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Start, end and worker of every task, in arrays allocated before the run (nothing is
+// allocated inside a task). Task (t, i) is entry t * W + i; when W * T exceeds `cap`
+// entries only the first cap / W steps are recorded.
+class latency_log {
+ public:
+  static constexpr long cap = 1L << 22;
+
+  explicit latency_log(const graph& g)
+      : width_(g.width),
+        entries_(std::min(cap, g.width * g.steps)),
+        start_(entries_),
+        end_(entries_),
+        worker_(entries_) {}
+
+  void record(long t, long i, std::int64_t start, std::int64_t end, int worker) {
+    const long k = t * width_ + i;
+    if (k >= entries_) return;
+    start_[k] = start;
+    end_[k] = end;
+    worker_[k] = worker;
+  }
+
+  // For each recorded task with predecessors, its last-finishing predecessor: if that one
+  // ran on another worker, start(task) - end(predecessor) is a cross-worker sample (xlat),
+  // otherwise a same-worker one (slat). Medians and 99th percentiles, in ns.
+  std::string report(const graph& g) const {
+    std::vector<std::int64_t> cross, same;
+    long deps[max_radix];
+    const long recorded_steps = entries_ / width_;
+    for (long t = 1; t < std::min(g.steps, recorded_steps); ++t) {
+      for (long i = 0; i < g.active_width(t); ++i) {
+        const int n = g.deps(t, i, deps);
+        if (n == 0) continue;
+        long last = (t - 1) * width_ + deps[0];
+        for (int k = 1; k < n; ++k) {
+          const long p = (t - 1) * width_ + deps[k];
+          if (end_[p] > end_[last]) last = p;
+        }
+        const long me = t * width_ + i;
+        (worker_[last] != worker_[me] ? cross : same).push_back(start_[me] - end_[last]);
+      }
+    }
+    return stats("xlat", cross) + " " + stats("slat", same);
+  }
+
+ private:
+  static std::string stats(const char* what, std::vector<std::int64_t>& v) {
+    char buf[160];
+    if (v.empty()) {
+      std::snprintf(buf, sizeof buf, "%s_median_ns=na %s_p99_ns=na %s_samples=0", what, what, what);
+      return buf;
+    }
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    const std::size_t p99 = std::min(n - 1, (n * 99 + 99) / 100 - 1);
+    std::snprintf(buf, sizeof buf, "%s_median_ns=%lld %s_p99_ns=%lld %s_samples=%zu", what,
+                  static_cast<long long>(v[(n - 1) / 2]), what, static_cast<long long>(v[p99]),
+                  what, n);
+    return buf;
+  }
+
+  long width_;
+  long entries_;
+  std::vector<std::int64_t> start_, end_;
+  std::vector<int> worker_;
+};
+
+// ---- The state of one run, and the task body -------------------------------------------
+
+struct state {
+  explicit state(const graph& graph_)
+      : g(graph_),
+        ring(static_cast<std::size_t>(3 * g.width)),
+        sums(std::make_unique<checksum_slot[]>(static_cast<std::size_t>(g.width))) {}
+
+  record* at(long t, long i) { return &ring[static_cast<std::size_t>((t % 3) * g.width + i)].r; }
+  // The slots of step t's records (OpenMP's depend clauses index them).
+  record_slot* slots(long t) { return &ring[static_cast<std::size_t>((t % 3) * g.width)]; }
+
+  // Before each run (not timed): no record of the previous run can pass for this one's.
+  void reset(long iterations_) {
+    iterations = iterations_;
+    for (auto& s : ring) s.r = record{no_step, no_step, 0};
+    for (long i = 0; i < g.width; ++i) sums[i].sum.store(0, std::memory_order_relaxed);
+  }
+
+  graph g;
+  long iterations = 0;
+  bool corrupt = false;             // --corrupt: task (1, 0) writes a wrong step tag
+  latency_log* latency = nullptr;   // --latency
+  int (*worker_index)() = nullptr;  // which worker runs the calling task (--latency)
+  std::vector<record_slot> ring;    // rec[t % 3][i]
+  std::unique_ptr<checksum_slot[]> sums;
+};
+
+[[noreturn]] inline void dependency_not_honoured(long t, long i, const record& r, long j) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "taskbench: task (%ld,%ld) read (%ld,%ld) where it expected (%ld,%ld): a "
+                "dependency was not honoured",
+                t, i, r.step == no_step ? -1L : static_cast<long>(r.step),
+                r.point == no_step ? -1L : static_cast<long>(r.point), t - 1, j);
+  fail(buf);
+}
+
+// The body of task (t, i), the same for every system.
+inline void run_task(state& s, long t, long i) {
+  const std::int64_t start = s.latency ? now_ns() : 0;
+  long deps[max_radix];
+  const int n = s.g.deps(t, i, deps);
+  std::uint64_t h = task_start_value(t, i);
+  for (int k = 0; k < n; ++k) {
+    const record& r = *s.at(t - 1, deps[k]);
+    if (r.step != static_cast<std::uint32_t>(t - 1) ||
+        r.point != static_cast<std::uint32_t>(deps[k]))
+      dependency_not_honoured(t, i, r, deps[k]);
+    h = mix(h ^ r.value);
+  }
+  h = mix(h ^ taskbench_kernel(s.iterations, kernel_seed(i)));
+  if (s.g.has_records()) {
+    const bool corrupt = s.corrupt && t == 1 && i == 0;
+    *s.at(t, i) =
+        record{static_cast<std::uint32_t>(corrupt ? t + 1 : t), static_cast<std::uint32_t>(i), h};
+  }
+  s.sums[i].sum.fetch_add(h, std::memory_order_relaxed);
+  if (s.latency) s.latency->record(t, i, start, now_ns(), s.worker_index());
+}
+
+// The checksums of a serial computation of the same graph, per point.
+inline std::vector<std::uint64_t> reference_sums(const graph& g, long iterations) {
+  const auto w = static_cast<std::size_t>(g.width);
+  std::vector<std::uint64_t> kernel(w), prev(w), cur(w), sums(w);
+  for (long i = 0; i < g.width; ++i) kernel[i] = taskbench_kernel(iterations, kernel_seed(i));
+  long deps[max_radix];
+  for (long t = 0; t < g.steps; ++t) {
+    for (long i = 0; i < g.active_width(t); ++i) {
+      std::uint64_t h = task_start_value(t, i);
+      const int n = g.deps(t, i, deps);
+      for (int k = 0; k < n; ++k) h = mix(h ^ prev[deps[k]]);
+      h = mix(h ^ kernel[i]);
+      cur[i] = h;
+      sums[i] += h;
+    }
+    std::swap(prev, cur);
+  }
+  return sums;
+}
+
+// Compares the checksums of points [lo, hi) with the reference (computed once per
+// iterations value); exits naming the first point that differs.
+class checker {
+ public:
+  explicit checker(const graph& g) : g_(g) {}
+  void check(const state& s, long lo, long hi) {
+    if (s.iterations != iterations_ || ref_.empty()) {
+      ref_ = reference_sums(g_, s.iterations);
+      iterations_ = s.iterations;
+    }
+    for (long i = lo; i < hi; ++i) {
+      const std::uint64_t got = s.sums[i].sum.load(std::memory_order_relaxed);
+      if (got != ref_[i]) {
+        char buf[256];
+        std::snprintf(buf, sizeof buf,
+                      "taskbench: point %ld: checksum %016llx, expected %016llx (serial "
+                      "reference): the run computed a different graph",
+                      i, static_cast<unsigned long long>(got),
+                      static_cast<unsigned long long>(ref_[i]));
+        fail(buf);
+      }
+    }
+  }
+
+ private:
+  graph g_;
+  long iterations_ = -1;
+  std::vector<std::uint64_t> ref_;
+};
+
+// ---- Options -------------------------------------------------------------------------------
+
+struct options {
+  graph g;
+  std::vector<long> iterations{1000};
+  int reps = 3;
+  int threads = 2;
+  bool latency = false;
+  bool corrupt = false;
+};
+
+enum features : unsigned { with_threads = 1, with_latency = 2 };
+
+inline void usage(const char* prog, unsigned feats) {
+  std::fprintf(
+      stderr,
+      "usage: %s [--pattern P] [--width W] [--steps T] [--iterations N[,N...]]\n"
+      "          [--reps R] [--radix r]%s%s [--corrupt]\n"
+      "  P: trivial | stencil_1d | nearest | spread | fft | tree (nearest:r and spread:r set\n"
+      "     the radix); defaults: stencil_1d, W 4, T 1000, N 1000, R 3, r 3%s\n"
+      "  Runs the graph once (timed alone: first_seconds), then R times per iterations value,\n"
+      "  checking every run, and prints one line per value. --corrupt makes task (1,0) write\n"
+      "  a wrong step tag: a self-test of the checker, the run must fail.\n",
+      prog, (feats & with_threads) ? " [--threads N]" : "",
+      (feats & with_latency) ? " [--latency]" : "", (feats & with_threads) ? ", threads 2" : "");
+}
+
+[[noreturn]] inline void bad_usage(const char* prog, unsigned feats, const char* fmt,
+                                   const char* arg) {
+  std::fprintf(stderr, "%s: ", prog);
+  std::fprintf(stderr, fmt, arg);
+  std::fprintf(stderr, "\n");
+  usage(prog, feats);
+  std::exit(2);
+}
+
+inline long parse_long(const char* prog, unsigned feats, const char* flag, const char* text,
+                       long min) {
+  char* end = nullptr;
+  errno = 0;
+  const long v = std::strtol(text, &end, 10);
+  if (end == text || *end != '\0' || errno != 0 || v < min) {
+    std::string what =
+        std::string(flag) + " needs an integer >= " + std::to_string(min) + ", not '%s'";
+    bad_usage(prog, feats, what.c_str(), text);
+  }
+  return v;
+}
+
+// `feats` says which of --threads and --latency the system accepts.
+inline options parse(int argc, char** argv, unsigned feats) {
+  const char* prog = argv[0];
+  options o;
+  std::string pattern_name = "stencil_1d";
+  long radix = -1;
+  for (int a = 1; a < argc; ++a) {
+    const std::string arg = argv[a];
+    auto value = [&]() -> const char* {
+      if (a + 1 >= argc) bad_usage(prog, feats, "%s needs a value", argv[a]);
+      return argv[++a];
+    };
+    if (arg == "--pattern") {
+      pattern_name = value();
+    } else if (arg == "--width") {
+      o.g.width = parse_long(prog, feats, "--width", value(), 1);
+    } else if (arg == "--steps") {
+      o.g.steps = parse_long(prog, feats, "--steps", value(), 1);
+    } else if (arg == "--iterations") {
+      const std::string list = value();
+      o.iterations.clear();
+      std::size_t pos = 0;
+      while (true) {
+        const std::size_t comma = list.find(',', pos);
+        const std::string item =
+            list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+        o.iterations.push_back(parse_long(prog, feats, "--iterations", item.c_str(), 0));
+        if (comma == std::string::npos) break;
+        pos = comma + 1;
+      }
+    } else if (arg == "--reps") {
+      o.reps = static_cast<int>(parse_long(prog, feats, "--reps", value(), 1));
+    } else if (arg == "--threads" && (feats & with_threads)) {
+      o.threads = static_cast<int>(parse_long(prog, feats, "--threads", value(), 1));
+    } else if (arg == "--radix") {
+      radix = parse_long(prog, feats, "--radix", value(), 1);
+    } else if (arg == "--latency" && (feats & with_latency)) {
+      o.latency = true;
+    } else if (arg == "--corrupt") {
+      o.corrupt = true;
+    } else if (arg == "--help" || arg == "-h") {
+      usage(prog, feats);
+      std::exit(0);
+    } else if (arg == "--threads" || arg == "--latency") {
+      bad_usage(
+          prog, feats,
+          "%s is for the threaded systems (taskbench_hytask, taskbench_omp_*); an MPI run has "
+          "one rank per core: choose the number with mpiexec -n",
+          arg.c_str());
+    } else {
+      bad_usage(prog, feats, "unknown argument '%s'", arg.c_str());
+    }
+  }
+
+  // "nearest:5" is "nearest" with radix 5.
+  if (const auto colon = pattern_name.find(':'); colon != std::string::npos) {
+    const std::string r = pattern_name.substr(colon + 1);
+    pattern_name.resize(colon);
+    if (radix >= 0)
+      bad_usage(prog, feats, "give the radix once: '%s:r' or --radix", pattern_name.c_str());
+    radix = parse_long(prog, feats, "the radix after ':'", r.c_str(), 1);
+  }
+  graph& g = o.g;
+  if (pattern_name == "trivial")
+    g.kind = pattern::trivial;
+  else if (pattern_name == "stencil_1d")
+    g.kind = pattern::stencil_1d;
+  else if (pattern_name == "nearest")
+    g.kind = pattern::nearest;
+  else if (pattern_name == "spread")
+    g.kind = pattern::spread;
+  else if (pattern_name == "fft")
+    g.kind = pattern::fft;
+  else if (pattern_name == "tree")
+    g.kind = pattern::tree;
+  else
+    bad_usage(prog, feats, "unknown pattern '%s' (trivial, stencil_1d, nearest, spread, fft, tree)",
+              pattern_name.c_str());
+
+  if (radix >= 0 && g.kind != pattern::nearest && g.kind != pattern::spread)
+    bad_usage(prog, feats, "a radix applies to nearest and spread only, not to %s",
+              pattern_name.c_str());
+  if (radix >= 0) g.radix = static_cast<int>(std::min<long>(radix, max_radix + 1));
+  if (g.radix > max_radix)
+    bad_usage(prog, feats, "%s: the radix must be at most 64", pattern_name.c_str());
+  if (g.kind == pattern::nearest && g.radix % 2 == 0)
+    bad_usage(prog, feats, "nearest needs an odd radix (i - r/2 .. i + r/2), not %s",
+              std::to_string(g.radix).c_str());
+  if (g.width > 0x7fffffffL || g.steps > 0x7fffffffL)
+    bad_usage(prog, feats, "%s: width and steps must fit the records' 32-bit fields",
+              "--width/--steps");
+  if (g.kind == pattern::fft) {
+    if ((g.width & (g.width - 1)) != 0)
+      bad_usage(prog, feats,
+                "fft needs a power-of-two --width (each step pairs i with i XOR 2^k), not %s",
+                std::to_string(g.width).c_str());
+    g.log2_width = 0;
+    while ((1L << g.log2_width) < g.width) ++g.log2_width;
+  }
+  if (o.corrupt && (!g.has_records() || g.steps < 3))
+    bad_usage(prog, feats, "--corrupt needs a pattern with dependencies (not %s) and --steps >= 3",
+              pattern_name.c_str());
+  return o;
+}
+
+// ---- Timing and the output line ----------------------------------------------------------
+
+inline long minor_faults() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_minflt;
+}
+
+struct timing {
+  double seconds;
+  long faults;  // minor page faults of this process during the run
+};
+
+// Times f() and counts the minor page faults it causes.
+template <class F>
+timing time_graph(F&& f) {
+  const long faults = minor_faults();
+  const auto t0 = std::chrono::steady_clock::now();
+  f();
+  const auto t1 = std::chrono::steady_clock::now();
+  return {std::chrono::duration<double>(t1 - t0).count(), minor_faults() - faults};
+}
+
+// One system, as the sweep sees it.
+struct bench_system {
+  const char* name;  // system=
+  int cores;         // threads, or ranks
+  bool prints;       // false on MPI ranks other than 0
+  // Runs and checks one graph with the given iterations; returns its timing.
+  std::function<timing(long iterations)> run;
+  // The sum of a count over the processes of the run (MPI's ranks); the identity otherwise.
+  std::function<long(long)> sum_over_processes = [](long x) { return x; };
+};
+
+// The first graph of the process (timed alone: first_seconds, first_faults), then reps runs
+// per iterations value, one line each.
+inline void sweep(const options& o, bench_system& sys, latency_log* latency) {
+  const timing first = sys.run(o.iterations.front());
+  const long first_faults = sys.sum_over_processes(first.faults);
+  const long tasks = o.g.tasks();
+  for (const long iterations : o.iterations) {
+    std::vector<double> secs;
+    for (int r = 0; r < o.reps; ++r) secs.push_back(sys.run(iterations).seconds);
+    if (!sys.prints) continue;
+    std::sort(secs.begin(), secs.end());
+    const std::size_t n = secs.size();
+    const double median = n % 2 ? secs[n / 2] : (secs[n / 2 - 1] + secs[n / 2]) / 2;
+    const double flops =
+        static_cast<double>(tasks) * static_cast<double>(iterations) * flops_per_iteration;
+    std::printf(
+        "system=%s pattern=%s width=%ld steps=%ld iterations=%ld tasks=%ld flops=%.0f "
+        "seconds=%.9f min_seconds=%.9f first_seconds=%.9f first_faults=%ld granularity_us=%.4f "
+        "gflops=%.4f",
+        sys.name, o.g.name().c_str(), o.g.width, o.g.steps, iterations, tasks, flops, median,
+        secs.front(), first.seconds, first_faults,
+        median * sys.cores / static_cast<double>(tasks) * 1e6, flops / median / 1e9);
+    if (latency) std::printf(" %s", latency->report(o.g).c_str());
+    std::printf("\n");
+    std::fflush(stdout);
+  }
+}
+
+}  // namespace taskbench
