@@ -17,9 +17,10 @@
 #   --plots      where the SVG plots go ("" for none)
 # Definitions: a run's FLOP/s = tasks × iterations × 48 / wall time; peak = the largest
 # FLOP/s any system reached in this invocation (all patterns); efficiency = FLOP/s / peak;
-# task granularity = wall time × cores / tasks; METG(50%) = the granularity at which the
-# efficiency first falls below 50 % going from large tasks to small ones, interpolated
-# linearly in log(granularity) between the two sweep points around the crossing.
+# task granularity = wall time × cores / tasks; METG(50%) = Task Bench's: the smallest
+# granularity at which the efficiency is still at least 50 %, interpolated linearly in
+# log(granularity) between that sweep point and the next smaller one (so one disturbed run
+# at a large size does not decide it).
 set -euo pipefail
 
 build=build width=4 steps=1000 reps=3 out="" cores=2 top_us=1000 factor=1.4142135623730951
@@ -205,11 +206,13 @@ metg() {
     $1 == p && $2 == s { n++; g[n] = $4; e[n] = $5 }
     END {
       if (n == 0) { print "n/a"; exit }
-      if (e[1] < 0.5) { print "not reached"; exit }
-      for (k = 2; k <= n; ++k) if (e[k] < 0.5) {
-        lg = log(g[k - 1]) + (0.5 - e[k - 1]) * (log(g[k]) - log(g[k - 1])) / (e[k] - e[k - 1])
-        printf "%.2f\n", exp(lg); exit }
-      printf "< %.2f\n", g[n] }' "$out/analysis.txt"
+      last = 0
+      for (k = 1; k <= n; ++k) if (e[k] >= 0.5) last = k
+      if (last == 0) { print "not reached"; exit }
+      if (last == n) { printf "< %.2f\n", g[n]; exit }
+      k = last + 1
+      lg = log(g[k - 1]) + (0.5 - e[k - 1]) * (log(g[k]) - log(g[k - 1])) / (e[k] - e[k - 1])
+      printf "%.2f\n", exp(lg) }' "$out/analysis.txt"
 }
 
 # How much CPU other processes and the hypervisor took during the sweep's processes.
