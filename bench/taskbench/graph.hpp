@@ -587,6 +587,17 @@ struct bench_system {
   std::function<long(long)> sum_over_processes = [](long x) { return x; };
 };
 
+// Applies --corrupt and --latency to s (worker: which worker runs the calling task); the
+// log it returns, null without --latency, must outlive the runs.
+inline std::unique_ptr<latency_log> configure(const options& o, state& s, int (*worker)()) {
+  s.corrupt = o.corrupt;
+  if (!o.latency) return nullptr;
+  auto log = std::make_unique<latency_log>(o.g);
+  s.latency = log.get();
+  s.worker_index = worker;
+  return log;
+}
+
 // The first graph of the process (timed alone: first_seconds, first_faults), then reps runs
 // per iterations value, one line each.
 inline void sweep(const options& o, bench_system& sys, latency_log* latency) {

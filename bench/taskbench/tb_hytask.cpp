@@ -14,13 +14,8 @@ int main(int argc, char** argv) {
 
   const taskbench::graph& g = o.g;
   taskbench::state s(g);
-  s.corrupt = o.corrupt;
-  std::unique_ptr<taskbench::latency_log> latency;
-  if (o.latency) {
-    latency = std::make_unique<taskbench::latency_log>(g);
-    s.latency = latency.get();
-    s.worker_index = [] { return hytask::worker_index(); };
-  }
+  const std::unique_ptr<taskbench::latency_log> latency =
+      taskbench::configure(o, s, [] { return hytask::worker_index(); });
   taskbench::checker checker(g);
 
   std::vector<hytask::region_access> accesses;

@@ -21,13 +21,8 @@ int main(int argc, char** argv) {
 
   const taskbench::graph& g = o.g;
   taskbench::state s(g);
-  s.corrupt = o.corrupt;
-  std::unique_ptr<taskbench::latency_log> latency;
-  if (o.latency) {
-    latency = std::make_unique<taskbench::latency_log>(g);
-    s.latency = latency.get();
-    s.worker_index = [] { return omp_get_thread_num(); };
-  }
+  const std::unique_ptr<taskbench::latency_log> latency =
+      taskbench::configure(o, s, [] { return omp_get_thread_num(); });
   taskbench::checker checker(g);
 
   taskbench::bench_system sys{
