@@ -41,7 +41,6 @@ inline void reset_task(task* t) {
   t->pending.store(0, std::memory_order_relaxed);
   t->alive.store(detail::body_share, std::memory_order_relaxed);
   t->refs.store(1, std::memory_order_relaxed);
-  t->tracker_refs = 0;
 }
 
 // Debug bookkeeping of the invariant "a task is in at most one ready place (a queue, a

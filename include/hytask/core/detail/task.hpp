@@ -56,7 +56,8 @@ struct successor_block {
 //   line 0     the fields spawn writes and completion reads, then the callable storage,
 //              which continues into line 1 for larger callables;
 //   lines 2-3  fields few tasks use (names, ids, errors, suspension, hooks);
-//   line 4     the successor count and slots, touched only by dependencies and completion;
+//   line 4     the successor count and slots and the tracker's reference count, touched
+//              only by dependencies and completion;
 //   line 5     overflow blocks.
 // A record is returned to its pool with lines 2-4 clean, so allocation rewrites line 0 only.
 // Successors are added only by the parent's spawning code (one writer); a slot is
@@ -80,7 +81,6 @@ struct alignas(64) task {
   std::atomic<std::int32_t> pending{0};  // unresolved predecessors (+ a bias while spawning)
   std::atomic<std::int32_t> alive{body_share};
   std::atomic<std::int32_t> refs{1};     // execution + (1 if the parent's tracker refers to it)
-  std::int32_t tracker_refs = 0;         // owned by the parent's dependency domain
   alignas(16) unsigned char storage[task_inline_bytes];  // bytes 48..127
 
   // ---- line 2: clean whenever the record is in a pool
@@ -110,6 +110,10 @@ struct alignas(64) task {
 
   // ---- line 4
   alignas(64) std::atomic<std::uint32_t> nsucc{0};  // successors linked; closed at completion
+  // References from the parent's dependency domain, owned by it; beside the count it links
+  // through, so that linking and releasing a task that ran elsewhere take one line of it.
+  // Zero whenever the record is pooled (it is freed only after the domain let go).
+  std::int32_t tracker_refs = 0;
   task* succ[task_inline_successors];
   successor_block* succ_blocks = nullptr;  // overflow slots, in order
   successor_block* succ_tail = nullptr;
