@@ -49,8 +49,9 @@ void runtime::impl::start(const config& cfg, int* argc, char*** argv) {
   settings = settings::resolve(cfg);
   // MPI first (a rank names the trace; funneled mode starts its MPI thread here), then the
   // trace, the workers, and the progress hooks that join them.
-  if (mpi::detail::comm_system::wanted(settings))
-    comm = std::make_unique<mpi::detail::comm_system>(settings, argc, argv);
+  const auto comm_settings = mpi::detail::comm_settings::from(settings);
+  if (mpi::detail::comm_system::wanted(comm_settings))
+    comm = std::make_unique<mpi::detail::comm_system>(comm_settings, argc, argv);
   const int rank = comm ? comm->rank() : 0;
   const int size = comm ? comm->size() : 1;
   try {
@@ -59,8 +60,9 @@ void runtime::impl::start(const config& cfg, int* argc, char*** argv) {
                    comm ? "hytask rank " + std::to_string(rank) : std::string("hytask"));
       tracing = true;
     }
-    sched = comm ? std::make_unique<core::scheduler>(settings, comm->progress_hooks())
-                 : std::make_unique<core::scheduler>(settings);
+    const auto core_settings = core::core_settings::from(settings);
+    sched = comm ? std::make_unique<core::scheduler>(core_settings, comm->progress_hooks())
+                 : std::make_unique<core::scheduler>(core_settings);
     if (comm) comm->start();
   } catch (...) {
     sched.reset();

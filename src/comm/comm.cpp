@@ -22,16 +22,6 @@ comm_system* comm_system::instance_ = nullptr;
 
 namespace {
 
-const char* level_name(int level) {
-  switch (level) {
-    case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
-    case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
-    case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
-    case MPI_THREAD_MULTIPLE: return "MPI_THREAD_MULTIPLE";
-    default: return "an unknown thread level";
-  }
-}
-
 std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
@@ -47,7 +37,7 @@ bool launched_by_mpi() {
   return false;
 }
 
-bool comm_system::wanted(const settings& s) {
+bool comm_system::wanted(const comm_settings& s) {
   if (s.mpi == mpi_use::on) return true;
   if (s.mpi == mpi_use::off) return false;
   int initialised = 0;
@@ -57,7 +47,7 @@ bool comm_system::wanted(const settings& s) {
 
 // ---- initialisation ------------------------------------------------------------------
 
-comm_system::comm_system(const settings& s, int* argc, char*** argv) : settings_(s) {
+comm_system::comm_system(const comm_settings& s, int* argc, char*** argv) : settings_(s) {
   if (instance_ != nullptr)
     throw usage_error("hytask: the MPI layer is already initialised (a second runtime?)");
   int initialised = 0;
@@ -71,7 +61,9 @@ comm_system::comm_system(const settings& s, int* argc, char*** argv) : settings_
           "before MPI_Finalize (or let the runtime initialise and finalise MPI)");
   }
 
-  if (settings_.mpi_mode == hytask::mpi_mode::funneled) {
+  access_ = mpi_access::make(settings_.mpi_mode, *this);
+  policy_ = make_progress_policy(*this);
+  if (access_->has_mpi_thread()) {
     // The MPI thread initialises MPI, so that MPI's "main thread" is the one calling it; or,
     // when the program initialised MPI (SERIALIZED or MULTIPLE, checked in initialise()), it
     // adopts it: either way it is the only hytask thread that calls MPI.
@@ -109,11 +101,9 @@ comm_system::comm_system(const settings& s, int* argc, char*** argv) : settings_
 void comm_system::initialise(int* argc, char*** argv) {
   int initialised = 0;
   MPI_Initialized(&initialised);
-  const int needed = settings_.mpi_mode == hytask::mpi_mode::multiple ? MPI_THREAD_MULTIPLE
-                                                                      : MPI_THREAD_FUNNELED;
   int provided = MPI_THREAD_SINGLE;
   if (!initialised) {
-    int rc = MPI_Init_thread(argc, argv, needed, &provided);
+    int rc = MPI_Init_thread(argc, argv, access_->level_needed(), &provided);
     if (rc != MPI_SUCCESS)
       throw usage_error("hytask: MPI_Init_thread failed (error " + std::to_string(rc) + ")");
     owns_mpi_ = true;
@@ -125,44 +115,7 @@ void comm_system::initialise(int* argc, char*** argv) {
     owns_mpi_ = false;
     throw usage_error(why);
   };
-  switch (settings_.mpi_mode) {
-    case hytask::mpi_mode::multiple:
-      if (provided < MPI_THREAD_MULTIPLE)
-        fail(std::string("HYTASK_MPI_MODE=multiple needs MPI_THREAD_MULTIPLE, but this MPI ") +
-             (initialised ? "was initialised with " : "provides only ") + level_name(provided) +
-             ": use HYTASK_MPI_MODE=funneled (one hytask thread makes every MPI call" +
-             (initialised ? ", which needs hytask to initialise MPI or MPI_THREAD_SERIALIZED"
-                          : "") +
-             ") or HYTASK_MPI_MODE=masteronly");
-      break;
-    case hytask::mpi_mode::funneled:
-      if (initialised && provided < MPI_THREAD_SERIALIZED)
-        fail(std::string("HYTASK_MPI_MODE=funneled makes MPI calls from a hytask thread, but the "
-                         "program initialised MPI with ") +
-             level_name(provided) +
-             ", which allows only its own main thread to call MPI: let hytask::runtime "
-             "initialise MPI, initialise it with MPI_THREAD_SERIALIZED or MULTIPLE, or use "
-             "HYTASK_MPI_MODE=masteronly");
-      if (!initialised && provided < MPI_THREAD_FUNNELED)
-        fail(std::string("HYTASK_MPI_MODE=funneled needs MPI_THREAD_FUNNELED, but this MPI "
-                         "provides only ") +
-             level_name(provided) + ": use HYTASK_MPI_MODE=masteronly");
-      mpi_thread_id_ = std::this_thread::get_id();
-      break;
-    case hytask::mpi_mode::masteronly: {
-      if (provided < MPI_THREAD_FUNNELED)
-        fail(std::string("HYTASK_MPI_MODE=masteronly needs MPI_THREAD_FUNNELED (MPI calls from "
-                         "main while other threads exist), but this MPI provides only ") +
-             level_name(provided));
-      int is_main = 0;
-      MPI_Is_thread_main(&is_main);
-      if (!is_main)
-        fail("HYTASK_MPI_MODE=masteronly: the thread creating hytask::runtime is not the one "
-             "that initialised MPI; create the runtime on that thread");
-      mpi_thread_id_ = std::this_thread::get_id();
-      break;
-    }
-  }
+  if (std::string why = access_->accept(initialised != 0, provided); !why.empty()) fail(why);
   forward_predefined_errors();
   if (MPI_Comm_dup(MPI_COMM_WORLD, &world_) != MPI_SUCCESS)
     fail("hytask: MPI_Comm_dup(MPI_COMM_WORLD) failed");
@@ -178,34 +131,25 @@ core::progress_hooks comm_system::progress_hooks() {
   h.ctx = this;
   // Under every policy an idle worker polls (or asks the MPI-owning thread to): it is a
   // free core. The policies differ in what happens while every worker is busy.
-  const bool workers = settings_.progress == progress_policy::workers;
-  h.every = workers ? settings_.poll_every : 0;
-  h.every_ns = workers ? static_cast<std::int64_t>(settings_.poll_us) * 1000 : 0;
+  h.every = policy_->busy_every();
+  h.every_ns = policy_->busy_every_ns();
   return h;
 }
 
-bool comm_system::backstop() const noexcept {
-  return settings_.progress == progress_policy::workers && settings_.backstop_us > 0 &&
-         settings_.mpi_mode != hytask::mpi_mode::masteronly;
-}
-
 void comm_system::start() {
-  const bool timer = settings_.progress == progress_policy::thread &&
-                     settings_.mpi_mode != hytask::mpi_mode::masteronly;
-  if (settings_.mpi_mode == hytask::mpi_mode::multiple && (timer || backstop()))
+  if (settings_.mpi_mode == hytask::mpi_mode::multiple && policy_->wants_thread())
     thread_ = std::thread([this] { thread_main(false); });
   if (settings_.watchdog_s > 0) watchdog_ = std::thread([this] { watchdog_main(); });
   started_.store(true, std::memory_order_release);
+  wake_thread();
+}
+
+void comm_system::wake_thread() noexcept {
   thread_word_.fetch_add(1, std::memory_order_release);
   core::futex_wake(thread_word_);
 }
 
 // ---- who may call MPI ----------------------------------------------------------------
-
-bool comm_system::may_call_mpi() const {
-  if (settings_.mpi_mode == hytask::mpi_mode::multiple) return true;
-  return std::this_thread::get_id() == mpi_thread_id_;
-}
 
 void comm_system::post_here(operation* op) {
   posts_.fetch_add(1, std::memory_order_relaxed);
@@ -238,28 +182,10 @@ void comm_system::post_here(operation* op) {
   engine_.add(op);
   // Someone must poll it: idle workers do (or ask the MPI thread to, funneled), and a worker
   // may have gone to sleep while the operation was neither queued nor registered yet, so
-  // sleepers are woken even when the poster is not a worker. A progress thread that sleeps
-  // because nothing was pending is woken too; one that sleeps a polling period is not (a
-  // wake per message would cost a system call and a context switch each).
-  if (settings_.mpi_mode != hytask::mpi_mode::masteronly)
+  // sleepers are woken even when the poster is not a worker. Then the progress policy.
+  if (access_->workers_poll())
     if (auto* s = core::scheduler::instance()) s->wake_for_progress();
-  if ((settings_.progress == progress_policy::thread || backstop()) &&
-      settings_.mpi_mode == hytask::mpi_mode::multiple &&
-      thread_parked_.load(std::memory_order_seq_cst)) {
-    thread_word_.fetch_add(1, std::memory_order_release);
-    core::futex_wake(thread_word_);
-  } else if (backstop()) {
-    // A new operation may need its handshake soon: the backstop's next sleep is its shortest
-    // period, and a backstop asleep for long is woken (at most once per 16 periods, see
-    // thread_main).
-    if (!backstop_reset_.load(std::memory_order_relaxed))
-      backstop_reset_.store(true, std::memory_order_release);
-    if (backstop_wakeable_.load(std::memory_order_relaxed) &&
-        backstop_wakeable_.exchange(false, std::memory_order_acq_rel)) {
-      thread_word_.fetch_add(1, std::memory_order_release);
-      core::futex_wake(thread_word_);
-    }
-  }
+  policy_->registered();
 }
 
 void comm_system::submit(operation* op) {
@@ -298,18 +224,6 @@ void comm_system::run_commands() {
   }
 }
 
-void comm_system::nudge() {
-  if (settings_.mpi_mode == hytask::mpi_mode::funneled) {
-    // A request still pending will be served: no second wake-up (idle workers nudge in a
-    // loop while they wait).
-    if (poll_requested_.exchange(true, std::memory_order_acq_rel)) return;
-    thread_word_.fetch_add(1, std::memory_order_release);
-    core::futex_wake(thread_word_);
-  } else if (settings_.mpi_mode == hytask::mpi_mode::masteronly) {
-    if (auto* s = core::scheduler::instance()) s->wake_worker(0);
-  }
-}
-
 // ---- waiting ---------------------------------------------------------------------------
 
 void comm_system::wait(operation* op) {
@@ -345,9 +259,7 @@ void comm_system::wait(operation* op) {
   std::int64_t backoff_ns = 1000;
   while (op->state.load(std::memory_order_acquire) != op_complete) {
     if (may_call_mpi()) {
-      if (settings_.mpi_mode == hytask::mpi_mode::funneled ||
-          settings_.mpi_mode == hytask::mpi_mode::masteronly)
-        run_commands();
+      run_commands();
       if (engine_.poll() == core::poll_result::progressed) {
         backoff_ns = 1000;
         continue;
@@ -363,7 +275,7 @@ void comm_system::wait(operation* op) {
 bool comm_system::test(operation* op) {
   if (op->state.load(std::memory_order_acquire) == op_complete) return true;
   if (may_call_mpi()) {
-    if (settings_.mpi_mode != hytask::mpi_mode::multiple) run_commands();
+    run_commands();
     engine_.poll();
   } else {
     nudge();
@@ -374,35 +286,11 @@ bool comm_system::test(operation* op) {
 // ---- progress --------------------------------------------------------------------------
 
 core::poll_result comm_system::hook_entry(void* self, unsigned worker, bool idle) {
-  return static_cast<comm_system*>(self)->hook(worker, idle);
+  return static_cast<comm_system*>(self)->access_->worker_poll(worker, idle);
 }
 
 bool comm_system::has_pending_entry(void* self, unsigned worker) {
-  auto* c = static_cast<comm_system*>(self);
-  if (c->settings_.mpi_mode == hytask::mpi_mode::masteronly && worker != 0) return false;
-  return c->engine_.pending() != 0 || c->has_commands_.load(std::memory_order_acquire);
-}
-
-core::poll_result comm_system::hook(unsigned worker, bool idle) {
-  switch (settings_.mpi_mode) {
-    case hytask::mpi_mode::multiple:
-      return engine_.poll();
-    case hytask::mpi_mode::funneled:
-      if (engine_.pending() == 0 && !has_commands_.load(std::memory_order_relaxed))
-        return core::poll_result::nothing_pending;
-      nudge();  // the MPI thread polls; this worker checks back later
-      return idle ? core::poll_result::pending : core::poll_result::nothing_pending;
-    case hytask::mpi_mode::masteronly: {
-      if (worker != 0) return core::poll_result::nothing_pending;  // only main calls MPI
-      // Main polls at its scheduling points only when it has nothing else to run, or every
-      // HYTASK_POLL_EVERY task switches with the workers policy.
-      const bool had = has_commands_.load(std::memory_order_acquire);
-      run_commands();
-      core::poll_result r = engine_.poll();
-      return had && r != core::poll_result::nothing_pending ? core::poll_result::progressed : r;
-    }
-  }
-  return core::poll_result::nothing_pending;
+  return static_cast<comm_system*>(self)->access_->worker_has_pending(worker);
 }
 
 void comm_system::thread_main(bool is_mpi_thread) {
@@ -414,103 +302,24 @@ void comm_system::thread_main(bool is_mpi_thread) {
     core::futex_wait(thread_word_, seen, -1);
   }
   if (trace::enabled()) trace::set_thread(1000, is_mpi_thread ? "MPI thread" : "progress thread");
-  const bool timer = settings_.progress == progress_policy::thread;
-  // Its sleeps are polling periods. The backstop's need no precision: a slack of half the
-  // period lets the kernel fold its wake-ups into timer interrupts that happen anyway.
-  core::set_timer_slack(timer || !backstop() ? core::poll_timer_slack_ns
-                                              : settings_.backstop_us * 500ul);
-  const std::int64_t min_wait = static_cast<std::int64_t>(settings_.progress_min_us) * 1000;
-  const std::int64_t max_wait = static_cast<std::int64_t>(settings_.progress_max_us) * 1000;
-  std::int64_t wait = min_wait;
-  // The backstop (HYTASK_PROGRESS=workers): while operations are pending, look every period;
-  // poll only when nobody polled since the last look (every worker is inside a long task).
-  // A wake costs the core's compute 20-50 us on a virtual machine (measured: a thread waking
-  // every 500 us slowed the compute beside it by 10 %), so:
-  //   - while the workers poll (the look was not needed), the period doubles, up to 16x;
-  //   - while its own polls complete nothing (a receive waiting for a message not sent yet)
-  //     it doubles up to 4x only: a large transfer over TCP moves only when polled and
-  //     completes nothing until its end (16x took an 8 MiB transfer beside 10 ms tasks from
-  //     55-87 % overlap to 31 %);
-  //   - a poll that completes something, or one after a new operation, brings it back to
-  //     HYTASK_BACKSTOP_US.
-  const bool backstop_on = backstop();
-  const std::int64_t backstop_ns = static_cast<std::int64_t>(settings_.backstop_us) * 1000;
-  const std::int64_t backstop_max = 4 * backstop_ns, backstop_idle_max = 16 * backstop_ns;
-  std::int64_t backstop_wait = backstop_ns;
-  constexpr std::int64_t backstop_idle_ns = 50'000'000;  // 50 ms without operations: park
-  std::int64_t last_active_ns = 0, last_post_wake_ns = 0;
-  std::uint64_t polls_seen = engine_.polls();
-  bool needed = true;  // the backstop's last look had to poll (or found nothing pending)
+  core::set_timer_slack(policy_->timer_slack_ns());
   for (;;) {
     const std::uint32_t seen = thread_word_.load(std::memory_order_acquire);
     if (is_mpi_thread) run_commands();
     const bool asked = poll_requested_.exchange(false, std::memory_order_acq_rel);
-    core::poll_result r = core::poll_result::nothing_pending;
-    if (timer || asked) {
-      r = engine_.poll();
-    } else if (backstop_on && engine_.pending() != 0) {
-      const bool fresh = backstop_reset_.exchange(false, std::memory_order_acq_rel);
-      needed = engine_.polls() == polls_seen;  // no worker polled since the last look
-      if (needed) {
-        r = engine_.poll();
-        backstop_polls_.fetch_add(1, std::memory_order_relaxed);
-        backstop_wait = fresh || r == core::poll_result::progressed
-                            ? backstop_ns
-                            : std::min(backstop_max, 2 * std::min(backstop_wait, backstop_max / 2));
-      } else {
-        backstop_wait = std::min(backstop_idle_max, 2 * backstop_wait);
-      }
-    } else if (backstop_on) {
-      backstop_wait = std::min(backstop_idle_max, 2 * backstop_wait);  // nothing pending
-      needed = true;  // a post after a quiet spell may start a transfer beside long tasks
-    }
-    polls_seen = engine_.polls();
-    if (stopping_.load(std::memory_order_acquire) && engine_.pending() == 0 &&
-        !has_commands_.load(std::memory_order_acquire))
-      break;
-    // The polling period adapts multiplicatively: halved by a poll that completed something,
-    // doubled by one that did not, within [HYTASK_PROGRESS_MIN_US, HYTASK_PROGRESS_MAX_US].
-    // Resetting to the minimum on every completion would wake the thread tens of thousands
-    // of times a second in a steady exchange, each wake taking a core from a worker.
-    long timeout = -1;  // sleep until submit, nudge or stop
-    if (timer && r != core::poll_result::nothing_pending) {
-      wait = r == core::poll_result::progressed ? std::max(min_wait, wait / 2)
-                                                : std::min(max_wait, 2 * wait);
-      timeout = static_cast<long>(wait);
-    }
-    if (backstop_on) {
-      // While operations come and go (an exchange in progress) the backstop keeps looking
-      // at its period even when none is pending at this instant, so that posts need not
-      // wake it: a wake per message (a system call on the poster's side, a context switch on
-      // the backstop's) took a ping-pong from 1.3 to 5 us per round trip. Only after
-      // backstop_idle_ns without any pending operation does it park until the next post.
-      const std::int64_t t = now_ns();
-      if (engine_.pending() != 0) last_active_ns = t;
-      if (t - last_active_ns < backstop_idle_ns) timeout = static_cast<long>(backstop_wait);
-      // Asleep for longer than its shortest period, it may be woken by a post (a transfer
-      // beginning beside long tasks should not wait up to 16 periods for its first poll) —
-      // unless the workers were polling at its last look (they will see the post), and at
-      // most once per 16 periods, so that a steady exchange does not pay a wake per message.
-      backstop_wakeable_.store(needed && timeout > backstop_ns &&
-                                   t - last_post_wake_ns >= backstop_idle_max,
-                               std::memory_order_seq_cst);
-    }
+    long timeout = policy_->round(asked);
+    if (stopping_.load(std::memory_order_acquire) && !has_work()) break;
     if (stopping_.load(std::memory_order_acquire)) timeout = 1000000;  // draining: keep polling
     if (timeout < 0) {
       // Parked until an operation is registered: announce it, then look again (against the
       // poster's register-then-look, no registration is missed).
       thread_parked_.store(true, std::memory_order_seq_cst);
-      if (engine_.pending() != 0) {
-        if (timer) timeout = static_cast<long>(wait);
-        if (backstop_on) timeout = static_cast<long>(backstop_wait = backstop_ns);
-      }
+      if (engine_.pending() != 0) timeout = policy_->park_timeout();
     }
     if (thread_word_.load(std::memory_order_acquire) == seen)
       core::futex_wait(thread_word_, seen, timeout);
     thread_parked_.store(false, std::memory_order_relaxed);
-    if (backstop_on && !backstop_wakeable_.exchange(false, std::memory_order_acq_rel) &&
-        backstop_reset_.load(std::memory_order_relaxed))
-      last_post_wake_ns = now_ns();  // woken by a post (it cleared the flag): look now
+    policy_->woke();
   }
   if (is_mpi_thread) finalise();
 }
@@ -551,11 +360,10 @@ comm_system::~comm_system() {
   stopping_.store(true, std::memory_order_release);
   stop_watchdog();
   if (thread_.joinable()) {
-    thread_word_.fetch_add(1, std::memory_order_release);
-    core::futex_wake(thread_word_);
+    wake_thread();
     thread_.join();  // the MPI thread finalises on its way out
   }
-  if (settings_.mpi_mode != hytask::mpi_mode::funneled) finalise();
+  if (!access_->has_mpi_thread()) finalise();
   instance_ = nullptr;
 }
 
@@ -618,6 +426,21 @@ void comm_system::watchdog_main() {
     }
     core::futex_wait(watchdog_word_, seen, 100'000'000L);
   }
+}
+
+// ---- the progress policies (one file each: progress_<policy>.cpp) ---------------------
+
+std::unique_ptr<progress_policy_impl> make_progress_none(comm_system& c);
+std::unique_ptr<progress_policy_impl> make_progress_thread(comm_system& c);
+std::unique_ptr<progress_policy_impl> make_progress_workers(comm_system& c);
+
+std::unique_ptr<progress_policy_impl> make_progress_policy(comm_system& c) {
+  switch (c.config().progress) {
+    case progress_policy::thread: return make_progress_thread(c);
+    case progress_policy::none: return make_progress_none(c);
+    case progress_policy::workers: break;
+  }
+  return make_progress_workers(c);
 }
 
 }  // namespace hytask::mpi::detail

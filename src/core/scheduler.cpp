@@ -57,7 +57,7 @@ std::uint64_t task_id(worker* w, task* t) {
 
 // ---- construction and shutdown -------------------------------------------------------
 
-scheduler::scheduler(const settings& s, const progress_hooks& hooks)
+scheduler::scheduler(const core_settings& s, const progress_hooks& hooks)
     : settings_(s), hooks_(hooks) {
   if (instance_ != nullptr)
     throw usage_error(

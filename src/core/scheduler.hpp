@@ -24,7 +24,7 @@
 #include "core/fifo_levels.hpp"
 #include "core/progress_hooks.hpp"
 #include "core/ready_heap.hpp"
-#include "hytask/config.hpp"
+#include "core/core_settings.hpp"
 #include "hytask/core/detail/task.hpp"
 
 namespace hytask::core {
@@ -108,13 +108,13 @@ struct alignas(4096) worker {
 class scheduler {
  public:
   // The progress hooks are fixed for the scheduler's life: workers read them unsynchronised.
-  explicit scheduler(const settings& s, const progress_hooks& hooks = {});
+  explicit scheduler(const core_settings& s, const progress_hooks& hooks = {});
   ~scheduler();
   scheduler(const scheduler&) = delete;
   scheduler& operator=(const scheduler&) = delete;
 
   static scheduler* instance() noexcept { return instance_; }
-  const settings& config() const noexcept { return settings_; }
+  const core_settings& config() const noexcept { return settings_; }
   unsigned size() const noexcept { return static_cast<unsigned>(workers_.size()); }
   worker& at(unsigned i) noexcept { return *workers_[i]; }
   task* root() noexcept { return &root_; }
@@ -255,7 +255,7 @@ class scheduler {
 
   static scheduler* instance_;
 
-  settings settings_;
+  core_settings settings_;
   progress_hooks hooks_;
   std::vector<worker*> workers_;
   task root_;

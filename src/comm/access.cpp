@@ -1,0 +1,129 @@
+#include "comm/access.hpp"
+
+#include <mpi.h>
+
+#include <thread>
+
+#include "comm/comm.hpp"
+#include "core/scheduler.hpp"
+
+namespace hytask::mpi::detail {
+namespace {
+
+const char* level_name(int level) {
+  switch (level) {
+    case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
+    case MPI_THREAD_MULTIPLE: return "MPI_THREAD_MULTIPLE";
+    default: return "an unknown thread level";
+  }
+}
+
+class access_multiple final : public mpi_access {
+ public:
+  using mpi_access::mpi_access;
+  int level_needed() const override { return MPI_THREAD_MULTIPLE; }
+  std::string accept(bool initialised, int provided) override {
+    if (provided >= MPI_THREAD_MULTIPLE) return "";
+    return std::string("HYTASK_MPI_MODE=multiple needs MPI_THREAD_MULTIPLE, but this MPI ") +
+           (initialised ? "was initialised with " : "provides only ") + level_name(provided) +
+           ": use HYTASK_MPI_MODE=funneled (one hytask thread makes every MPI call" +
+           (initialised ? ", which needs hytask to initialise MPI or MPI_THREAD_SERIALIZED" : "") +
+           ") or HYTASK_MPI_MODE=masteronly";
+  }
+  bool may_call_mpi() const override { return true; }
+  core::poll_result worker_poll(unsigned, bool) override { return c_.eng().poll(); }
+};
+
+// The modes where one thread makes every call.
+class access_one_thread : public mpi_access {
+ public:
+  using mpi_access::mpi_access;
+  bool may_call_mpi() const override { return std::this_thread::get_id() == mpi_thread_; }
+
+ protected:
+  std::thread::id mpi_thread_;
+};
+
+class access_funneled final : public access_one_thread {
+ public:
+  using access_one_thread::access_one_thread;
+  int level_needed() const override { return MPI_THREAD_FUNNELED; }
+  std::string accept(bool initialised, int provided) override {
+    if (initialised && provided < MPI_THREAD_SERIALIZED)
+      return std::string("HYTASK_MPI_MODE=funneled makes MPI calls from a hytask thread, but the "
+                         "program initialised MPI with ") +
+             level_name(provided) +
+             ", which allows only its own main thread to call MPI: let hytask::runtime "
+             "initialise MPI, initialise it with MPI_THREAD_SERIALIZED or MULTIPLE, or use "
+             "HYTASK_MPI_MODE=masteronly";
+    if (!initialised && provided < MPI_THREAD_FUNNELED)
+      return std::string("HYTASK_MPI_MODE=funneled needs MPI_THREAD_FUNNELED, but this MPI "
+                         "provides only ") +
+             level_name(provided) + ": use HYTASK_MPI_MODE=masteronly";
+    mpi_thread_ = std::this_thread::get_id();
+    return "";
+  }
+  bool has_mpi_thread() const override { return true; }
+  void nudge() override {
+    // A request still pending will be served: no second wake-up (idle workers nudge in a
+    // loop while they wait).
+    if (c_.request_poll()) c_.wake_thread();
+  }
+  core::poll_result worker_poll(unsigned, bool idle) override {
+    if (!c_.has_work()) return core::poll_result::nothing_pending;
+    nudge();  // the MPI thread polls; this worker checks back later
+    return idle ? core::poll_result::pending : core::poll_result::nothing_pending;
+  }
+};
+
+class access_masteronly final : public access_one_thread {
+ public:
+  using access_one_thread::access_one_thread;
+  int level_needed() const override { return MPI_THREAD_FUNNELED; }
+  std::string accept(bool, int provided) override {
+    if (provided < MPI_THREAD_FUNNELED)
+      return std::string("HYTASK_MPI_MODE=masteronly needs MPI_THREAD_FUNNELED (MPI calls from "
+                         "main while other threads exist), but this MPI provides only ") +
+             level_name(provided);
+    int is_main = 0;
+    MPI_Is_thread_main(&is_main);
+    if (!is_main)
+      return "HYTASK_MPI_MODE=masteronly: the thread creating hytask::runtime is not the one "
+             "that initialised MPI; create the runtime on that thread";
+    mpi_thread_ = std::this_thread::get_id();
+    return "";
+  }
+  void nudge() override {
+    if (auto* s = core::scheduler::instance()) s->wake_worker(0);
+  }
+  core::poll_result worker_poll(unsigned worker, bool) override {
+    if (worker != 0) return core::poll_result::nothing_pending;  // only main calls MPI
+    // Main polls at its scheduling points only when it has nothing else to run, or every
+    // HYTASK_POLL_EVERY task switches with the workers policy.
+    const bool had = c_.has_commands();
+    c_.run_commands();
+    const core::poll_result r = c_.eng().poll();
+    return had && r != core::poll_result::nothing_pending ? core::poll_result::progressed : r;
+  }
+  bool worker_has_pending(unsigned worker) const override {
+    return worker == 0 && mpi_access::worker_has_pending(worker);
+  }
+  bool workers_poll() const override { return false; }
+};
+
+}  // namespace
+
+bool mpi_access::worker_has_pending(unsigned) const { return c_.has_work(); }
+
+std::unique_ptr<mpi_access> mpi_access::make(hytask::mpi_mode mode, comm_system& c) {
+  switch (mode) {
+    case hytask::mpi_mode::funneled: return std::make_unique<access_funneled>(c);
+    case hytask::mpi_mode::masteronly: return std::make_unique<access_masteronly>(c);
+    case hytask::mpi_mode::multiple: break;
+  }
+  return std::make_unique<access_multiple>(c);
+}
+
+}  // namespace hytask::mpi::detail
