@@ -225,15 +225,17 @@ const std::vector<knob>& knobs() {
           {"multiple", "funneled", "masteronly"},
           {hytask::mpi_mode::multiple, hytask::mpi_mode::funneled, hytask::mpi_mode::masteronly}),
 
-      enum_knob<progress_policy, 3>(
-          "HYTASK_PROGRESS", "progress", "'workers', 'thread' or 'none'",
+      enum_knob<progress_policy, 4>(
+          "HYTASK_PROGRESS", "progress", "'workers', 'thread', 'node' or 'none'",
           "when pending MPI requests are polled: by idle workers and, at task switches, every "
           "HYTASK_POLL_EVERY switches or HYTASK_POLL_US microseconds (with a backstop thread for "
-          "long tasks, HYTASK_BACKSTOP_US), by a thread that sleeps between polls, or only by "
-          "workers that have nothing else to do",
+          "long tasks, HYTASK_BACKSTOP_US), by a thread that sleeps between polls, by a thread "
+          "that one agent per node wakes when the rank has operations pending and is not "
+          "inside MPI, or only by workers that have nothing else to do",
           progress_policy::workers, &config::progress, &settings::progress,
-          {"workers", "thread", "none"},
-          {progress_policy::workers, progress_policy::thread, progress_policy::none}),
+          {"workers", "thread", "node", "none"},
+          {progress_policy::workers, progress_policy::thread, progress_policy::node,
+           progress_policy::none}),
 
       {"HYTASK_POLL_EVERY", "poll_every", "an integer from 1 to 1000000",
        "with HYTASK_PROGRESS=workers, a busy worker polls every this many task switches",
@@ -320,6 +322,25 @@ const std::vector<knob>& knobs() {
          return 1;
        },
        [](const settings& s) { return std::string(s.comm_priority ? "1" : "0"); }},
+
+      {"HYTASK_NODE_STATS", "node_stats", "'1' or '0'",
+       "with HYTASK_PROGRESS=node, each rank prints the node agent's counters for it at exit "
+       "(wakes, futile wakes, suppressed wakes)",
+       [](settings& s) { s.node_stats = false; },
+       [](const std::string& t, settings& s) {
+         std::string v = trim(t);
+         if (v == "1") s.node_stats = true;
+         else if (v == "0") s.node_stats = false;
+         else return false;
+         return true;
+       },
+       [](const config& c, settings& s, std::string& shown) {
+         if (!c.node_stats) return 0;
+         shown = *c.node_stats ? "1" : "0";
+         s.node_stats = *c.node_stats;
+         return 1;
+       },
+       [](const settings& s) { return std::string(s.node_stats ? "1" : "0"); }},
 
       {"HYTASK_WATCHDOG_S", "watchdog_s", "an integer from 0 to 86400 (seconds; 0 = off)",
        "abort the job, listing every pending operation, when nothing progresses for this long",

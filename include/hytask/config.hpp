@@ -25,7 +25,7 @@ namespace hytask {
 enum class pin_policy { none, cores };
 enum class mpi_use { automatic, on, off };
 enum class mpi_mode { multiple, funneled, masteronly };
-enum class progress_policy { workers, thread, none };
+enum class progress_policy { workers, thread, node, none };
 enum class order_check { warn, error, off };
 
 struct config {
@@ -38,13 +38,14 @@ struct config {
   std::optional<std::size_t> trace_buffer{};  // HYTASK_TRACE_BUFFER: events per thread per flush
   std::optional<mpi_use> mpi{};                 // HYTASK_MPI: auto | on | off
   std::optional<hytask::mpi_mode> mpi_mode{};   // HYTASK_MPI_MODE: multiple | funneled | masteronly
-  std::optional<progress_policy> progress{};    // HYTASK_PROGRESS: workers | thread | none
+  std::optional<progress_policy> progress{};    // HYTASK_PROGRESS: workers | thread | node | none
   std::optional<unsigned> poll_every{};         // HYTASK_POLL_EVERY: busy-worker poll interval
   std::optional<unsigned> poll_us{};            // HYTASK_POLL_US: busy-worker poll period, 0 = off
   std::optional<unsigned> backstop_us{};        // HYTASK_BACKSTOP_US: poll when no worker has, 0 = off
   std::optional<unsigned> progress_min_us{};    // HYTASK_PROGRESS_MIN_US: shortest poll period
   std::optional<unsigned> progress_max_us{};    // HYTASK_PROGRESS_MAX_US: longest poll period
   std::optional<bool> comm_priority{};          // HYTASK_COMM_PRIORITY: 1 | 0
+  std::optional<bool> node_stats{};             // HYTASK_NODE_STATS: 1 | 0
   std::optional<unsigned> watchdog_s{};         // HYTASK_WATCHDOG_S: 0 = off
   std::optional<hytask::order_check> order_check{};  // HYTASK_ORDER_CHECK: warn | error | off
 };
@@ -67,6 +68,7 @@ struct settings {
   unsigned progress_min_us = 0;
   unsigned progress_max_us = 0;
   bool comm_priority = true;
+  bool node_stats = false;
   unsigned watchdog_s = 0;
   hytask::order_check order_check = hytask::order_check::warn;
 

@@ -122,6 +122,15 @@ void comm_system::initialise(int* argc, char*** argv) {
   MPI_Comm_set_errhandler(world_, MPI_ERRORS_RETURN);
   MPI_Comm_rank(world_, &rank_);
   MPI_Comm_size(world_, &size_);
+  try {
+    policy_->mpi_ready(world_);
+  } catch (const std::exception& e) {
+    fail(e.what());
+  }
+  if (std::atomic<std::uint32_t>* w = policy_->shared_word()) {
+    word_ = w;
+    shared_word_ = true;
+  }
 }
 
 core::progress_hooks comm_system::progress_hooks() {
@@ -145,8 +154,14 @@ void comm_system::start() {
 }
 
 void comm_system::wake_thread() noexcept {
-  thread_word_.fetch_add(1, std::memory_order_release);
-  core::futex_wake(thread_word_);
+  word_->fetch_add(1, std::memory_order_release);
+  if (shared_word_) core::futex_wake_shared(*word_);
+  else core::futex_wake(*word_);
+}
+
+void comm_system::sleep_on_word(std::uint32_t seen, long timeout_ns) noexcept {
+  if (shared_word_) core::futex_wait_shared(*word_, seen, timeout_ns);
+  else core::futex_wait(*word_, seen, timeout_ns);
 }
 
 // ---- who may call MPI ----------------------------------------------------------------
@@ -297,14 +312,14 @@ void comm_system::thread_main(bool is_mpi_thread) {
   // The funneled MPI thread exists before the trace and the workers: it idles until start()
   // (nothing can be submitted before), so that it sees both set up.
   for (;;) {
-    const std::uint32_t seen = thread_word_.load(std::memory_order_acquire);
+    const std::uint32_t seen = word_->load(std::memory_order_acquire);
     if (started_.load(std::memory_order_acquire) || stopping_.load(std::memory_order_acquire)) break;
-    core::futex_wait(thread_word_, seen, -1);
+    sleep_on_word(seen, -1);
   }
   if (trace::enabled()) trace::set_thread(1000, is_mpi_thread ? "MPI thread" : "progress thread");
   core::set_timer_slack(policy_->timer_slack_ns());
   for (;;) {
-    const std::uint32_t seen = thread_word_.load(std::memory_order_acquire);
+    const std::uint32_t seen = word_->load(std::memory_order_acquire);
     if (is_mpi_thread) run_commands();
     const bool asked = poll_requested_.exchange(false, std::memory_order_acq_rel);
     long timeout = policy_->round(asked);
@@ -316,8 +331,7 @@ void comm_system::thread_main(bool is_mpi_thread) {
       thread_parked_.store(true, std::memory_order_seq_cst);
       if (engine_.pending() != 0) timeout = policy_->park_timeout();
     }
-    if (thread_word_.load(std::memory_order_acquire) == seen)
-      core::futex_wait(thread_word_, seen, timeout);
+    if (word_->load(std::memory_order_acquire) == seen) sleep_on_word(seen, timeout);
     thread_parked_.store(false, std::memory_order_relaxed);
     policy_->woke();
   }
@@ -438,6 +452,7 @@ std::unique_ptr<progress_policy_impl> make_progress_policy(comm_system& c) {
   switch (c.config().progress) {
     case progress_policy::thread: return make_progress_thread(c);
     case progress_policy::none: return make_progress_none(c);
+    case progress_policy::node: return make_progress_node(c);
     case progress_policy::workers: break;
   }
   return make_progress_workers(c);

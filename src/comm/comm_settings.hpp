@@ -17,6 +17,7 @@ struct comm_settings {
   unsigned progress_min_us = 0;                              // HYTASK_PROGRESS_MIN_US
   unsigned progress_max_us = 0;                              // HYTASK_PROGRESS_MAX_US
   bool comm_priority = true;                                 // HYTASK_COMM_PRIORITY
+  bool node_stats = false;                                   // HYTASK_NODE_STATS
   unsigned watchdog_s = 0;                                   // HYTASK_WATCHDOG_S
   hytask::order_check order_check = hytask::order_check::warn;  // HYTASK_ORDER_CHECK
 
@@ -30,6 +31,7 @@ struct comm_settings {
                          .progress_min_us = s.progress_min_us,
                          .progress_max_us = s.progress_max_us,
                          .comm_priority = s.comm_priority,
+                         .node_stats = s.node_stats,
                          .watchdog_s = s.watchdog_s,
                          .order_check = s.order_check};
   }

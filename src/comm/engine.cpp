@@ -13,6 +13,7 @@ void engine::add(operation* op) {
     incoming_.push_back(op);
   }
   pending_.fetch_add(1, std::memory_order_seq_cst);  // then posters look for parked pollers
+  if (pending_mirror_) pending_mirror_->fetch_add(1, std::memory_order_seq_cst);
 }
 
 void engine::merge_incoming() {
@@ -35,6 +36,10 @@ core::poll_result engine::poll() {
   if (pending_.load(std::memory_order_acquire) == 0) return core::poll_result::nothing_pending;
   if (polling_.exchange(true, std::memory_order_acquire)) return core::poll_result::pending;
   calling_mpi guard;  // errors come back as codes, whatever the communicators' handlers
+  if (in_mpi_mirror_) {
+    in_mpi_mirror_->store(1, std::memory_order_seq_cst);
+    polls_mirror_->store(polls_.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  }
   polls_.store(polls_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   merge_incoming();
   const std::uint64_t t0 = trace::enabled() ? trace::now() : 0;
@@ -109,8 +114,11 @@ core::poll_result engine::poll() {
     probes_.resize(j);
   }
 
+  if (in_mpi_mirror_) in_mpi_mirror_->store(0, std::memory_order_release);
   if (done != 0) {
     pending_.fetch_sub(done, std::memory_order_acq_rel);
+    if (pending_mirror_)
+      pending_mirror_->fetch_sub(static_cast<std::uint32_t>(done), std::memory_order_acq_rel);
     completions_.fetch_add(done, std::memory_order_relaxed);
     if (trace::enabled())
       trace::slice("poll", "mpi", t0, trace::now(), 0, nullptr, {"completed", static_cast<std::int64_t>(done)},

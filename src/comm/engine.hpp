@@ -25,6 +25,14 @@ class engine {
   std::uint64_t completions() const noexcept { return completions_.load(std::memory_order_relaxed); }
   // Polls made so far (by anyone): the backstop thread polls only when this has not moved.
   std::uint64_t polls() const noexcept { return polls_.load(std::memory_order_relaxed); }
+  // Counters this engine keeps up to date elsewhere (the node table's row, seed 002): the
+  // number of pending operations, and whether a poll is inside MPI. Set before any add().
+  void mirror(std::atomic<std::uint32_t>* pending, std::atomic<std::uint32_t>* in_mpi,
+              std::atomic<std::uint64_t>* polls) noexcept {
+    pending_mirror_ = pending;
+    in_mpi_mirror_ = in_mpi;
+    polls_mirror_ = polls;
+  }
   // Calls f(op) for every pending operation (the watchdog); takes the poller's turn.
   template <class F>
   void for_each_pending(F&& f);
@@ -38,6 +46,9 @@ class engine {
   std::atomic<std::uint64_t> completions_{0};
   std::atomic<std::uint64_t> polls_{0};  // written by the poller only
   std::atomic<bool> polling_{false};
+  std::atomic<std::uint32_t>* pending_mirror_ = nullptr;
+  std::atomic<std::uint32_t>* in_mpi_mirror_ = nullptr;
+  std::atomic<std::uint64_t>* polls_mirror_ = nullptr;
 
   // Owned by the poller.
   std::vector<MPI_Request> requests_;

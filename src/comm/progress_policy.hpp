@@ -10,6 +10,9 @@
 // which posts, nudges and stop bump.
 #pragma once
 
+#include <mpi.h>
+
+#include <atomic>
 #include <cstdint>
 #include <memory>
 
@@ -26,6 +29,11 @@ class progress_policy_impl {
   progress_policy_impl(const progress_policy_impl&) = delete;
   progress_policy_impl& operator=(const progress_policy_impl&) = delete;
 
+  // MPI is initialised (on the thread that owns it; world: the runtime's communicator).
+  virtual void mpi_ready(MPI_Comm /*world*/) {}
+  // The word the thread sleeps on, if not comm_system's own; it may be in memory shared
+  // between processes (waited on and woken with the process-shared futex calls).
+  virtual std::atomic<std::uint32_t>* shared_word() { return nullptr; }
   // Busy workers poll every this many task switches (0: never), and at a switch once this
   // long has passed since their last poll while operations are pending (0: never).
   virtual unsigned busy_every() const { return 0; }
@@ -51,5 +59,7 @@ class progress_policy_impl {
 };
 
 std::unique_ptr<progress_policy_impl> make_progress_policy(comm_system& c);
+// HYTASK_PROGRESS=node lives in the node layer (src/node/progress_node.cpp).
+std::unique_ptr<progress_policy_impl> make_progress_node(comm_system& c);
 
 }  // namespace hytask::mpi::detail

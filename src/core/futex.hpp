@@ -33,6 +33,23 @@ inline void futex_wake(std::atomic<std::uint32_t>& word, int count = 1) noexcept
           nullptr, 0);
 }
 
+// The same on a word in memory shared between processes (the node table of seed 002).
+inline void futex_wait_shared(std::atomic<std::uint32_t>& word, std::uint32_t expected,
+                              long timeout_ns = -1) noexcept {
+  timespec ts{};
+  timespec* tp = nullptr;
+  if (timeout_ns >= 0) {
+    ts.tv_sec = timeout_ns / 1000000000L;
+    ts.tv_nsec = timeout_ns % 1000000000L;
+    tp = &ts;
+  }
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT, expected, tp, nullptr, 0);
+}
+
+inline void futex_wake_shared(std::atomic<std::uint32_t>& word, int count = 1) noexcept {
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE, count, nullptr, nullptr, 0);
+}
+
 // Timed sleeps of the calling thread end within `ns` of their deadline. Linux's default
 // slack, 50 us, would stretch the short polling periods of the progress policies (a 5 us
 // wait would last 55 us). Returns the previous slack, to restore it on threads we borrow.

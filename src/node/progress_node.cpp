@@ -1,0 +1,108 @@
+// HYTASK_PROGRESS=node (seed 002): the rank's progress thread (multiple mode; the MPI thread
+// in funneled mode) sleeps on its row's wake word in the node table and polls once each time
+// the node agent (node/agent.hpp) wakes it. Busy workers do not poll on their own schedule
+// (the agent decides when this rank needs a poll); idle workers still do. The node's first
+// rank runs the agent. Should the agent be gone (its rank ended first), the thread falls
+// back to polling on its own adaptive period, as HYTASK_PROGRESS=thread does.
+#include <cinttypes>
+#include <cstdio>
+#include <memory>
+
+#include "comm/comm.hpp"
+#include "comm/polling_period.hpp"
+#include "comm/progress_policy.hpp"
+#include "hytask/errors.hpp"
+#include "node/agent.hpp"
+#include "node/node_table.hpp"
+
+namespace hytask::mpi::detail {
+namespace {
+
+class progress_node final : public progress_policy_impl {
+ public:
+  explicit progress_node(comm_system& c)
+      : progress_policy_impl(c),
+        period_(static_cast<std::int64_t>(c.config().progress_min_us) * 1000,
+                static_cast<std::int64_t>(c.config().progress_max_us) * 1000) {
+    if (c.mode() == hytask::mpi_mode::masteronly)
+      throw usage_error(
+          "HYTASK_PROGRESS=node needs a thread that may call MPI when the node agent wakes it, "
+          "but HYTASK_MPI_MODE=masteronly lets only main call MPI: use HYTASK_MPI_MODE=multiple "
+          "or funneled, or another HYTASK_PROGRESS");
+  }
+
+  ~progress_node() override {
+    if (agent_) agent_->stop();
+    if (table_ && c_.config().node_stats) print_stats();
+  }
+
+  void mpi_ready(MPI_Comm world) override {
+    table_ = std::make_unique<node::node_table>(world);
+    node::node_row& me = table_->mine();
+    c_.eng().mirror(&me.pending, &me.in_mpi, &me.engine_polls);
+    if (table_->local_rank() == 0)
+      agent_ = std::make_unique<node::agent>(*table_, period_.min(), period_.max());
+  }
+
+  std::atomic<std::uint32_t>* shared_word() override { return table_ ? &table_->mine().wake : nullptr; }
+  bool wants_thread() const override { return true; }
+
+  long round(bool asked) override {
+    node::node_row& me = table_->mine();
+    const std::uint64_t sent = me.agent_wakes.load(std::memory_order_acquire);
+    const bool woken = sent != seen_wakes_;
+    seen_wakes_ = sent;
+    const bool alone = !agent_alive();
+    if (!woken && !asked && !alone) return -1;
+    const core::poll_result r = c_.eng().poll();
+    if (woken) {
+      me.woken_polls.fetch_add(1, std::memory_order_relaxed);
+      if (r == core::poll_result::nothing_pending) me.futile.fetch_add(1, std::memory_order_relaxed);
+      if (r == core::poll_result::progressed) me.completed.fetch_add(1, std::memory_order_relaxed);
+      me.progressed.store(r == core::poll_result::progressed ? 1 : 0, std::memory_order_relaxed);
+    }
+    if (alone && r != core::poll_result::nothing_pending) return static_cast<long>(period_.after(r));
+    return -1;
+  }
+
+  // Parked with operations pending: the agent will wake it; look at the agent again now
+  // and then in case it is gone.
+  long park_timeout() override { return agent_alive() ? 100'000'000L : static_cast<long>(period_.current()); }
+
+  void registered() override { node::notify_agent(table_->header()); }
+
+ private:
+  bool agent_alive() const {
+    return table_->header().agent_running.load(std::memory_order_acquire) != 0;
+  }
+
+  void print_stats() {
+    node::node_row& me = table_->mine();
+    const std::uint64_t wakes = me.wakes.load(), futile = me.futile.load();
+    std::fprintf(stderr,
+                 "hytask node: rank %d (local %d of %d): %" PRIu64 " wakes, %" PRIu64
+                 " futile (%.1f %%), %" PRIu64 " suppressed (inside MPI), %" PRIu64
+                 " completing; %" PRIu64 " polls by the rank itself",
+                 c_.rank(), table_->local_rank(), table_->local_size(), wakes, futile,
+                 wakes ? 100.0 * static_cast<double>(futile) / static_cast<double>(wakes) : 0.0,
+                 me.suppressed.load(), me.completed.load(),
+                 me.engine_polls.load() - me.woken_polls.load());
+    if (table_->local_rank() == 0)
+      std::fprintf(stderr, "; agent CPU %.3f ms",
+                   static_cast<double>(table_->header().agent_cpu_ns.load()) / 1e6);
+    std::fprintf(stderr, "\n");
+  }
+
+  polling_period period_;
+  std::unique_ptr<node::node_table> table_;
+  std::unique_ptr<node::agent> agent_;
+  std::uint64_t seen_wakes_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<progress_policy_impl> make_progress_node(comm_system& c) {
+  return std::make_unique<progress_node>(c);
+}
+
+}  // namespace hytask::mpi::detail
