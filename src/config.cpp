@@ -72,7 +72,7 @@ std::function<int(const config&, settings&, std::string&)> explicit_number(
   };
 }
 
-// An enumerated knob: names[i] is the spelling of values[i].
+// An enumerated knob (a 0/1 switch too): names[i] is the spelling of values[i].
 template <class E, std::size_t N>
 knob enum_knob(const char* variable, const char* field, const char* allowed, const char* help,
                E def, std::optional<E> config::*cfg, E settings::*target,
@@ -304,43 +304,17 @@ const std::vector<knob>& knobs() {
                                  [](unsigned v) { return v >= 1 && v <= 1000000; }),
        [](const settings& s) { return std::to_string(s.progress_max_us); }},
 
-      {"HYTASK_COMM_PRIORITY", "comm_priority", "'1' or '0'",
-       "tasks that communicate (by type, learned), the tasks they depend on, tasks released by "
-       "communication and tasks that declare channels run just above others of their priority",
-       [](settings& s) { s.comm_priority = true; },
-       [](const std::string& t, settings& s) {
-         std::string v = trim(t);
-         if (v == "1") s.comm_priority = true;
-         else if (v == "0") s.comm_priority = false;
-         else return false;
-         return true;
-       },
-       [](const config& c, settings& s, std::string& shown) {
-         if (!c.comm_priority) return 0;
-         shown = *c.comm_priority ? "1" : "0";
-         s.comm_priority = *c.comm_priority;
-         return 1;
-       },
-       [](const settings& s) { return std::string(s.comm_priority ? "1" : "0"); }},
+      enum_knob<bool, 2>(
+          "HYTASK_COMM_PRIORITY", "comm_priority", "'1' or '0'",
+          "tasks that communicate (by type, learned), the tasks they depend on, tasks released by "
+          "communication and tasks that declare channels run just above others of their priority",
+          true, &config::comm_priority, &settings::comm_priority, {"1", "0"}, {true, false}),
 
-      {"HYTASK_NODE_STATS", "node_stats", "'1' or '0'",
-       "with HYTASK_PROGRESS=node, each rank prints the node agent's counters for it at exit "
-       "(wakes, futile wakes, suppressed wakes)",
-       [](settings& s) { s.node_stats = false; },
-       [](const std::string& t, settings& s) {
-         std::string v = trim(t);
-         if (v == "1") s.node_stats = true;
-         else if (v == "0") s.node_stats = false;
-         else return false;
-         return true;
-       },
-       [](const config& c, settings& s, std::string& shown) {
-         if (!c.node_stats) return 0;
-         shown = *c.node_stats ? "1" : "0";
-         s.node_stats = *c.node_stats;
-         return 1;
-       },
-       [](const settings& s) { return std::string(s.node_stats ? "1" : "0"); }},
+      enum_knob<bool, 2>(
+          "HYTASK_NODE_STATS", "node_stats", "'1' or '0'",
+          "with HYTASK_PROGRESS=node, each rank prints the node agent's counters for it at exit "
+          "(wakes, futile wakes, suppressed wakes)",
+          false, &config::node_stats, &settings::node_stats, {"1", "0"}, {true, false}),
 
       {"HYTASK_WATCHDOG_S", "watchdog_s", "an integer from 0 to 86400 (seconds; 0 = off)",
        "abort the job, listing every pending operation, when nothing progresses for this long",

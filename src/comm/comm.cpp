@@ -10,6 +10,7 @@
 
 #include "comm/channels.hpp"
 #include "comm/error_handler.hpp"
+#include "core/clock.hpp"
 #include "core/futex.hpp"
 #include "core/scheduler.hpp"
 #include "hytask/comm/error.hpp"
@@ -21,12 +22,6 @@ namespace hytask::mpi::detail {
 comm_system* comm_system::instance_ = nullptr;
 
 namespace {
-
-std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 }  // namespace
 
@@ -155,13 +150,7 @@ void comm_system::start() {
 
 void comm_system::wake_thread() noexcept {
   word_->fetch_add(1, std::memory_order_release);
-  if (shared_word_) core::futex_wake_shared(*word_);
-  else core::futex_wake(*word_);
-}
-
-void comm_system::sleep_on_word(std::uint32_t seen, long timeout_ns) noexcept {
-  if (shared_word_) core::futex_wait_shared(*word_, seen, timeout_ns);
-  else core::futex_wait(*word_, seen, timeout_ns);
+  core::futex_wake(*word_, 1, shared_word_);
 }
 
 // ---- who may call MPI ----------------------------------------------------------------
@@ -314,7 +303,7 @@ void comm_system::thread_main(bool is_mpi_thread) {
   for (;;) {
     const std::uint32_t seen = word_->load(std::memory_order_acquire);
     if (started_.load(std::memory_order_acquire) || stopping_.load(std::memory_order_acquire)) break;
-    sleep_on_word(seen, -1);
+    core::futex_wait(*word_, seen, -1, shared_word_);
   }
   if (trace::enabled()) trace::set_thread(1000, is_mpi_thread ? "MPI thread" : "progress thread");
   core::set_timer_slack(policy_->timer_slack_ns());
@@ -331,7 +320,8 @@ void comm_system::thread_main(bool is_mpi_thread) {
       thread_parked_.store(true, std::memory_order_seq_cst);
       if (engine_.pending() != 0) timeout = policy_->park_timeout();
     }
-    if (word_->load(std::memory_order_acquire) == seen) sleep_on_word(seen, timeout);
+    if (word_->load(std::memory_order_acquire) == seen)
+      core::futex_wait(*word_, seen, timeout, shared_word_);
     thread_parked_.store(false, std::memory_order_relaxed);
     policy_->woke();
   }
@@ -341,7 +331,7 @@ void comm_system::thread_main(bool is_mpi_thread) {
 void comm_system::drain() {
   // Every operation must complete before MPI_Finalize. Pending ones are normally sends whose
   // requests the program dropped, or collectives other ranks have not reached yet.
-  const std::int64_t start = now_ns();
+  const std::int64_t start = core::now_ns();
   bool warned = false;
   while (engine_.pending() != 0 || has_commands_.load(std::memory_order_acquire)) {
     if (may_call_mpi()) {
@@ -351,7 +341,7 @@ void comm_system::drain() {
       nudge();
     }
     std::this_thread::sleep_for(std::chrono::microseconds(50));
-    if (!warned && now_ns() - start > 10'000'000'000LL) {
+    if (!warned && core::now_ns() - start > 10'000'000'000LL) {
       std::fprintf(stderr,
                    "hytask: rank %d: %zu MPI operation(s) still pending at shutdown; waiting for "
                    "them before MPI_Finalize (HYTASK_WATCHDOG_S makes hytask abort instead of "
@@ -398,14 +388,14 @@ void comm_system::watchdog_main() {
   auto* sched = core::scheduler::instance();
   const std::int64_t limit = static_cast<std::int64_t>(settings_.watchdog_s) * 1'000'000'000LL;
   std::uint64_t last_progress = 0;
-  std::int64_t last_change = now_ns();
+  std::int64_t last_change = core::now_ns();
   while (!watchdog_stop_.load(std::memory_order_acquire)) {
     const std::uint32_t seen = watchdog_word_.load(std::memory_order_acquire);
     const std::uint64_t progress =
         sched->tasks_started() + engine_.completions() + posts_.load(std::memory_order_relaxed);
     const bool busy = engine_.pending() != 0 || sched->in_flight() > 0 ||
                       has_commands_.load(std::memory_order_acquire);
-    const std::int64_t t = now_ns();
+    const std::int64_t t = core::now_ns();
     // A worker running a task (or main running the program's code) is progress, however
     // long it computes: only a rank whose workers all idle can be stuck.
     if (progress != last_progress || !busy || sched->any_worker_busy()) {

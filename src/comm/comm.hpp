@@ -108,7 +108,6 @@ class comm_system {
   // What the thread actually sleeps on: thread_word_, or the policy's word in shared memory.
   std::atomic<std::uint32_t>* word_ = &thread_word_;
   bool shared_word_ = false;
-  void sleep_on_word(std::uint32_t seen, long timeout_ns) noexcept;
   std::atomic<bool> poll_requested_{false};
   std::atomic<bool> stopping_{false};
   std::atomic<bool> started_{false};

@@ -25,19 +25,13 @@
 //     most once per 16 periods, so that a steady exchange does not pay a wake per message.
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 
 #include "comm/comm.hpp"
+#include "core/clock.hpp"
 #include "comm/progress_policy.hpp"
 
 namespace hytask::mpi::detail {
 namespace {
-
-std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 class progress_workers final : public progress_policy_impl {
  public:
@@ -80,7 +74,7 @@ class progress_workers final : public progress_policy_impl {
     polls_seen_ = e.polls();
     if (!backstop_) return -1;
     long timeout = -1;
-    const std::int64_t t = now_ns();
+    const std::int64_t t = core::now_ns();
     if (e.pending() != 0) last_active_ns_ = t;
     if (t - last_active_ns_ < quiet_ns) timeout = static_cast<long>(wait_);
     wakeable_.store(needed_ && timeout > period_ns_ && t - last_post_wake_ns_ >= idle_max(),
@@ -97,7 +91,7 @@ class progress_workers final : public progress_policy_impl {
   void woke() override {
     if (backstop_ && !wakeable_.exchange(false, std::memory_order_acq_rel) &&
         reset_.load(std::memory_order_relaxed))
-      last_post_wake_ns_ = now_ns();  // woken by a post (it cleared the flag): look now
+      last_post_wake_ns_ = core::now_ns();  // woken by a post (it cleared the flag): look now
   }
 
   void registered() override {

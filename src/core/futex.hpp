@@ -14,8 +14,10 @@
 
 namespace hytask::core {
 
+// `shared`: the word is in memory shared between processes (the node table of seed 002),
+// which the process-private futex calls cannot see across.
 inline void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected,
-                       long timeout_ns = -1) noexcept {
+                       long timeout_ns = -1, bool shared = false) noexcept {
   static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t));
   timespec ts{};
   timespec* tp = nullptr;
@@ -24,30 +26,13 @@ inline void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected,
     ts.tv_nsec = timeout_ns % 1000000000L;
     tp = &ts;
   }
-  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, tp,
-          nullptr, 0);
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word),
+          shared ? FUTEX_WAIT : FUTEX_WAIT_PRIVATE, expected, tp, nullptr, 0);
 }
 
-inline void futex_wake(std::atomic<std::uint32_t>& word, int count = 1) noexcept {
-  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, count, nullptr,
-          nullptr, 0);
-}
-
-// The same on a word in memory shared between processes (the node table of seed 002).
-inline void futex_wait_shared(std::atomic<std::uint32_t>& word, std::uint32_t expected,
-                              long timeout_ns = -1) noexcept {
-  timespec ts{};
-  timespec* tp = nullptr;
-  if (timeout_ns >= 0) {
-    ts.tv_sec = timeout_ns / 1000000000L;
-    ts.tv_nsec = timeout_ns % 1000000000L;
-    tp = &ts;
-  }
-  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT, expected, tp, nullptr, 0);
-}
-
-inline void futex_wake_shared(std::atomic<std::uint32_t>& word, int count = 1) noexcept {
-  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE, count, nullptr, nullptr, 0);
+inline void futex_wake(std::atomic<std::uint32_t>& word, int count = 1, bool shared = false) noexcept {
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word),
+          shared ? FUTEX_WAKE : FUTEX_WAKE_PRIVATE, count, nullptr, nullptr, 0);
 }
 
 // Timed sleeps of the calling thread end within `ns` of their deadline. Linux's default

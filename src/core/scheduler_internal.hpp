@@ -6,6 +6,7 @@
 #include <exception>
 
 #include "core/assert.hpp"
+#include "core/clock.hpp"
 #include "core/scheduler.hpp"
 
 namespace hytask::core::sched {
@@ -24,11 +25,7 @@ constexpr unsigned inject_check_period = 61;
 constexpr std::int64_t stuck_after_ns = 1000000;  // throttle: in-flight count frozen this long
 constexpr std::uint32_t awake = 0, asleep = 1, notified = 2;
 
-inline std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+using core::now_ns;
 
 // Rewrites line 0 of a pooled record; the other lines are clean (see free_task).
 inline void reset_task(task* t) {

@@ -10,17 +10,12 @@
 #include <vector>
 
 #include "comm/polling_period.hpp"
+#include "core/clock.hpp"
 #include "core/futex.hpp"
 #include "trace/trace.hpp"
 
 namespace hytask::node {
 namespace {
-
-std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 std::int64_t thread_cpu_ns() {
   timespec ts{};
@@ -41,7 +36,7 @@ constexpr std::int64_t liveness_ns = 100'000'000;  // how often dead ranks are l
 void notify_agent(node_header& h) noexcept {
   if (h.agent_parked.load(std::memory_order_seq_cst) != 0) {
     h.agent_word.fetch_add(1, std::memory_order_release);
-    core::futex_wake_shared(h.agent_word);
+    core::futex_wake(h.agent_word, 1, true);
   }
 }
 
@@ -55,7 +50,7 @@ agent::agent(node_table& table, std::int64_t min_ns, std::int64_t max_ns)
 
 void agent::stop(std::int64_t linger_ns) {
   if (!thread_.joinable()) return;
-  const std::int64_t until = now_ns() + linger_ns;
+  const std::int64_t until = core::now_ns() + linger_ns;
   for (;;) {
     bool others = false;
     for (int r = 0; r < table_.local_size(); ++r) {
@@ -63,13 +58,13 @@ void agent::stop(std::int64_t linger_ns) {
       node_row& row = table_.row(r);
       if (row.state.load(std::memory_order_acquire) == row_attached) others = true;
     }
-    if (!others || now_ns() >= until) break;
+    if (!others || core::now_ns() >= until) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   stop_.store(true, std::memory_order_release);
   node_header& h = table_.header();
   h.agent_word.fetch_add(1, std::memory_order_release);
-  core::futex_wake_shared(h.agent_word);
+  core::futex_wake(h.agent_word, 1, true);
   thread_.join();
   h.agent_running.store(0, std::memory_order_release);
 }
@@ -86,12 +81,12 @@ void agent::run() {
     bool reported = false;         // its death was reported
   };
   std::vector<view> views(static_cast<std::size_t>(n), view{{min_ns_, max_ns_}});
-  std::int64_t next_liveness = now_ns() + liveness_ns;
+  std::int64_t next_liveness = core::now_ns() + liveness_ns;
   core::set_timer_slack(core::poll_timer_slack_ns);
   while (!stop_.load(std::memory_order_acquire)) {
     const std::uint32_t seen = h.agent_word.load(std::memory_order_acquire);
     h.agent_rounds.fetch_add(1, std::memory_order_relaxed);
-    std::int64_t now = now_ns();
+    std::int64_t now = core::now_ns();
     if (now >= next_liveness) {
       next_liveness = now + liveness_ns;
       for (int r = 0; r < n; ++r) {
@@ -142,7 +137,7 @@ void agent::run() {
           row.wakes.fetch_add(1, std::memory_order_relaxed);
           row.agent_wakes.fetch_add(1, std::memory_order_release);
           row.wake.fetch_add(1, std::memory_order_release);
-          core::futex_wake_shared(row.wake);
+          core::futex_wake(row.wake, 1, true);
           v.woke = true;
           if (trace::enabled())
             trace::instant("node wake", "node", trace::now(), 0, {"rank", row.world_rank});
@@ -160,12 +155,12 @@ void agent::run() {
       bool work = false;
       for (int r = 0; r < n && !work; ++r)
         work = table_.row(r).pending.load(std::memory_order_seq_cst) != 0;
-      if (!work) core::futex_wait_shared(h.agent_word, seen, liveness_ns);
+      if (!work) core::futex_wait(h.agent_word, seen, liveness_ns, true);
       h.agent_parked.store(0, std::memory_order_relaxed);
       continue;
     }
-    now = now_ns();
-    if (next > now) core::futex_wait_shared(h.agent_word, seen, static_cast<long>(next - now));
+    now = core::now_ns();
+    if (next > now) core::futex_wait(h.agent_word, seen, static_cast<long>(next - now), true);
   }
 }
 
