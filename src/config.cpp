@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/topology.hpp"
+#include "node/node_report.hpp"
 #include "hytask/config.hpp"
 
 namespace hytask {
@@ -411,4 +412,6 @@ std::vector<knob_info> describe_knobs(const config& explicit_values) {
 
 namespace hytask {
 std::string describe_topology() { return core::topology::get().description; }
+
+std::string describe_node_tables() { return node::describe_tables(); }
 }  // namespace hytask

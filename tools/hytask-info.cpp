@@ -9,9 +9,16 @@
 int main(int argc, char** argv) {
   if (argc > 1 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
     std::printf(
-        "usage: hytask-info\n\n"
+        "usage: hytask-info [--node]\n\n"
         "Prints the hytask version, every HYTASK_* knob with its current value and source\n"
-        "(default, environment), and the topology the runtime detects.\n");
+        "(default, environment), and the topology the runtime detects.\n\n"
+        "  --node   prints instead the node table of every HYTASK_PROGRESS=node job running\n"
+        "           on this machine: its node agent, and for each local rank the pending\n"
+        "           operations and seed 002's counters (wakes, futile, suppressed).\n");
+    return 0;
+  }
+  if (argc == 2 && std::strcmp(argv[1], "--node") == 0) {
+    std::fputs(hytask::describe_node_tables().c_str(), stdout);
     return 0;
   }
   if (argc > 1) {

@@ -19,4 +19,5 @@
 #include "hytask/comm/error.hpp"
 #include "hytask/comm/ordering.hpp"
 #include "hytask/comm/point_to_point.hpp"
+#include "hytask/comm/progress_stats.hpp"
 #include "hytask/comm/request.hpp"

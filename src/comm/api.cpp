@@ -115,6 +115,8 @@ operation* p2p(kind k, const void* sbuf, void* rbuf, MPI_Count count, MPI_Dataty
 
 MPI_Comm comm_world() { return sys("comm_world").world(); }
 
+progress_counters progress_stats() { return sys("progress_stats").counters(); }
+
 int rank(MPI_Comm comm) {
   int r = 0;
   detail::calling_mpi guard;

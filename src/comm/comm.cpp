@@ -13,6 +13,7 @@
 #include "core/clock.hpp"
 #include "core/futex.hpp"
 #include "core/scheduler.hpp"
+#include "core/thread_name.hpp"
 #include "hytask/comm/error.hpp"
 #include "hytask/errors.hpp"
 #include "trace/trace.hpp"
@@ -66,6 +67,7 @@ comm_system::comm_system(const comm_settings& s, int* argc, char*** argv) : sett
     std::condition_variable cv;
     bool ready = false;
     thread_ = std::thread([this, argc, argv, &m, &cv, &ready] {
+      core::name_this_thread("hytask-mpi");
       try {
         initialise(argc, argv);
       } catch (const std::exception& e) {
@@ -142,8 +144,15 @@ core::progress_hooks comm_system::progress_hooks() {
 
 void comm_system::start() {
   if (settings_.mpi_mode == hytask::mpi_mode::multiple && policy_->wants_thread())
-    thread_ = std::thread([this] { thread_main(false); });
-  if (settings_.watchdog_s > 0) watchdog_ = std::thread([this] { watchdog_main(); });
+    thread_ = std::thread([this] {
+      core::name_this_thread("hytask-progress");
+      thread_main(false);
+    });
+  if (settings_.watchdog_s > 0)
+    watchdog_ = std::thread([this] {
+      core::name_this_thread("hytask-watchdog");
+      watchdog_main();
+    });
   started_.store(true, std::memory_order_release);
   wake_thread();
 }
@@ -430,6 +439,34 @@ void comm_system::watchdog_main() {
     }
     core::futex_wait(watchdog_word_, seen, 100'000'000L);
   }
+}
+
+namespace {
+const char* progress_policy_name(progress_policy p) {
+  switch (p) {
+    case progress_policy::thread: return "thread";
+    case progress_policy::node: return "node";
+    case progress_policy::none: return "none";
+    case progress_policy::workers: break;
+  }
+  return "workers";
+}
+}  // namespace
+
+progress_counters comm_system::counters() const {
+  progress_counters out;
+  out.policy = progress_policy_name(settings_.progress);
+  out.polls = engine_.polls();
+  // The thread's CPU clock, read from here; the thread may be running or gone.
+  clockid_t clock{};
+  timespec ts{};
+  if (thread_.joinable() && pthread_getcpuclockid(const_cast<std::thread&>(thread_).native_handle(),
+                                                  &clock) == 0 &&
+      clock_gettime(clock, &ts) == 0)
+    out.thread_cpu_ns = static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
+                        static_cast<std::uint64_t>(ts.tv_nsec);
+  policy_->counters(out);
+  return out;
 }
 
 // ---- the progress policies (one file each: progress_<policy>.cpp) ---------------------

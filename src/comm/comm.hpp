@@ -71,6 +71,8 @@ class comm_system {
   void wake_thread() noexcept;
   // Whether the progress thread is parked with nothing pending.
   bool thread_parked() const noexcept { return thread_parked_.load(std::memory_order_seq_cst); }
+  // This rank's progress counters (hytask::mpi::progress_stats()).
+  progress_counters counters() const;
   // Asks the MPI thread for a poll; false when one was asked for and not served yet.
   bool request_poll() noexcept { return !poll_requested_.exchange(true, std::memory_order_acq_rel); }
 

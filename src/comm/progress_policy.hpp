@@ -17,6 +17,7 @@
 #include <memory>
 
 #include "core/futex.hpp"
+#include "hytask/comm/progress_stats.hpp"
 
 namespace hytask::mpi::detail {
 
@@ -53,6 +54,8 @@ class progress_policy_impl {
   virtual void woke() {}
   // An operation was registered (posted, not complete at once), on the posting thread.
   virtual void registered() {}
+  // Adds the policy's own counters (hytask::mpi::progress_stats()).
+  virtual void counters(progress_counters& /*out*/) const {}
 
  protected:
   comm_system& c_;

@@ -8,6 +8,7 @@
 #include "core/futex.hpp"
 #include "core/scheduler_internal.hpp"
 #include "core/scope_ext.hpp"
+#include "core/thread_name.hpp"
 #include "core/topology.hpp"
 #include "hytask/errors.hpp"
 #include "trace/trace.hpp"
@@ -94,6 +95,7 @@ scheduler::scheduler(const core_settings& s, const progress_hooks& hooks)
     for (unsigned i = 1; i < n; ++i) {
       int pu = place.pu_of_worker[i];
       workers_[i]->thread = std::thread([this, i, pu] {
+        name_this_thread("hytask-worker");
         if (settings_.pin == pin_policy::cores) pin_thread_to_pu(pu);
         worker_thread(i);
       });

@@ -12,6 +12,7 @@
 #include "comm/polling_period.hpp"
 #include "core/clock.hpp"
 #include "core/futex.hpp"
+#include "core/thread_name.hpp"
 #include "trace/trace.hpp"
 
 namespace hytask::node {
@@ -70,6 +71,7 @@ void agent::stop(std::int64_t linger_ns) {
 }
 
 void agent::run() {
+  core::name_this_thread("hytask-agent");
   if (trace::enabled()) trace::set_thread(1001, "node agent");
   node_header& h = table_.header();
   const int n = table_.local_size();
@@ -130,6 +132,8 @@ void agent::run() {
         const std::uint64_t polls = own_polls(row);
         if (row.in_mpi.load(std::memory_order_seq_cst) != 0) {
           row.suppressed.fetch_add(1, std::memory_order_relaxed);  // inside MPI: not now
+          if (trace::enabled())
+            trace::instant("node wake suppressed", "node", trace::now(), 0, {"rank", row.world_rank});
           v.period.after(core::poll_result::pending);  // and it progresses by itself
         } else if (polls != v.polls_seen) {
           v.period.after(core::poll_result::pending);  // it polls by itself: look less often

@@ -45,7 +45,6 @@ node_table::node_table(MPI_Comm world) {
       base_ = nullptr;
       error = errno;
     }
-    close(fd);
   }
   if (local_rank_ == 0 && base_ != nullptr) {
     header_ = ::new (base_) node_header;
@@ -59,6 +58,7 @@ node_table::node_table(MPI_Comm world) {
   if (local_rank_ == 0 && name[0] != '\0') shm_unlink(name);
   MPI_Comm_free(&local);
   if (any_error != 0) {
+    if (fd >= 0) close(fd);
     if (base_ != nullptr) munmap(base_, bytes_);
     base_ = nullptr;
     throw usage_error(std::string("HYTASK_PROGRESS=node: the node table (shared memory in "
@@ -67,6 +67,7 @@ node_table::node_table(MPI_Comm world) {
                       "; check that /dev/shm is mounted and writable, or use "
                       "HYTASK_PROGRESS=thread");
   }
+  fd_ = fd;  // kept open: hytask-info --node finds the table through /proc/<pid>/fd
   header_ = static_cast<node_header*>(base_);
   rows_ = reinterpret_cast<node_row*>(static_cast<char*>(base_) + sizeof(node_header));
   node_row& me = mine();
@@ -79,6 +80,7 @@ node_table::~node_table() {
   if (base_ == nullptr) return;
   mine().state.store(row_detached, std::memory_order_release);
   munmap(base_, bytes_);
+  if (fd_ >= 0) close(fd_);
 }
 
 }  // namespace hytask::node

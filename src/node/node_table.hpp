@@ -2,7 +2,9 @@
 // through which one agent per node (node/agent.hpp) decides which rank's progress thread to
 // wake. Ranks of a node find each other with MPI_Comm_split_type(MPI_COMM_TYPE_SHARED); the
 // node's first rank creates the segment (shm_open), the others map it, and the name is
-// unlinked once all have: nothing is left in /dev/shm, even if a rank crashes later.
+// unlinked once all have: nothing is left in /dev/shm, even if a rank crashes later. Each rank
+// keeps its descriptor open, through which hytask-info --node (node/node_report.hpp) reads
+// the table of a running job.
 //
 // Only lock-free atomics live in the segment; the futex words are waited on with the
 // process-shared futex calls.
@@ -62,6 +64,8 @@ class node_table {
   node_header& header() noexcept { return *header_; }
   node_row& row(int local) noexcept { return rows_[local]; }
   node_row& mine() noexcept { return rows_[local_rank_]; }
+  const node_header& header() const noexcept { return *header_; }
+  const node_row& mine() const noexcept { return rows_[local_rank_]; }
 
  private:
   void* base_ = nullptr;
@@ -69,6 +73,7 @@ class node_table {
   node_header* header_ = nullptr;
   node_row* rows_ = nullptr;
   int local_rank_ = 0, local_size_ = 1;
+  int fd_ = -1;
 };
 
 }  // namespace hytask::node

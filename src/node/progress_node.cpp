@@ -71,6 +71,18 @@ class progress_node final : public progress_policy_impl {
 
   void registered() override { node::notify_agent(table_->header()); }
 
+  void counters(progress_counters& out) const override {
+    if (!table_) return;
+    const node::node_row& me = table_->mine();
+    out.wakes = me.wakes.load(std::memory_order_relaxed);
+    out.futile = me.futile.load(std::memory_order_relaxed);
+    out.completed = me.completed.load(std::memory_order_relaxed);
+    out.suppressed = me.suppressed.load(std::memory_order_relaxed);
+    if (agent_) out.agent_cpu_ns = table_->header().agent_cpu_ns.load(std::memory_order_relaxed);
+    out.local_rank = table_->local_rank();
+    out.local_size = table_->local_size();
+  }
+
  private:
   bool agent_alive() const {
     return table_->header().agent_running.load(std::memory_order_acquire) != 0;

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The MPI scenario suite with HYTASK_PROGRESS=node on 4 ranks across two nodes of the cluster
+# in a box (2 ranks per node): it must pass, and each node must have had its own node table
+# and agent (every rank reports itself as one of 2 local ranks). Exits 77 (skipped) when this
+# machine cannot make namespaces.
+#   node_scenarios_test.sh CLUSTER_SH MPI SCENARIOS_PROGRAM
+set -uo pipefail
+cluster=$1 mpi=$2 scenarios=$3
+fail() { echo "FAIL: $*"; exit 1; }
+if ! "$cluster" check; then
+  echo "SKIP: this machine cannot make network namespaces (see the line above)"
+  exit 77
+fi
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+"$cluster" run --mpi "$mpi" -n 4 -- env HYTASK_PROGRESS=node HYTASK_NODE_STATS=1 \
+  HYTASK_WATCHDOG_S=60 HYTASK_THREADS=1 "$scenarios" >"$out" 2>&1
+status=$?
+cat "$out"
+((status == 0)) || fail "the scenarios failed under HYTASK_PROGRESS=node across two nodes (status $status)"
+for r in 0 1 2 3; do
+  grep -qE "hytask node: rank $r \(local [01] of 2\)" "$out" \
+    || fail "rank $r did not report itself as one of 2 ranks of its node"
+done
+# One agent per node: two ranks print the agent's CPU.
+agents=$(grep -cE "hytask node: rank [0-3] \(local 0 of 2\).*agent CPU" "$out")
+((agents == 2)) || fail "$agents agents reported, expected one per node (2)"
+echo "node_scenarios_test: ok"
