@@ -2,7 +2,7 @@
 # numeric field, and the JSON structure.
 #   cmake -DCSV=file -DJSON=file -DROWS=n [-DSTEPS=n] [-DMODES=a;b] -P check_overlap_output.cmake
 cmake_minimum_required(VERSION 3.25)  # if(IN_LIST), lists that keep empty fields
-set(header "mpi,mode,pattern,bytes,partners,messages,layout,ranks,nodes,threads,iterations,t_lat_us,latency_overhead_us,t_syn_fraction,t_syn_us,t_et_us,overlap_pct,within_limit,compute_speed_pct,done_us,cpu_per_wall,rss_kib")
+set(header "mpi,mode,pattern,bytes,partners,messages,layout,ranks,nodes,threads,iterations,t_lat_us,latency_overhead_us,t_syn_fraction,t_syn_us,t_et_us,overlap_pct,within_limit,compute_speed_pct,done_us,cpu_per_wall,rss_kib,order,progress_cores,wakes,futile,completed,suppressed")
 set(number "^-?[0-9]+(\\.[0-9]*)?([eE][-+]?[0-9]+)?$")
 
 if(DEFINED CSV)
@@ -20,10 +20,10 @@ if(DEFINED CSV)
   foreach(line IN LISTS lines)
     string(REPLACE "," ";" fields "${line}")
     list(LENGTH fields nf)
-    if(NOT nf EQUAL 22)
-      message(FATAL_ERROR "${CSV}: ${nf} fields, expected 22: ${line}")
+    if(NOT nf EQUAL 28)
+      message(FATAL_ERROR "${CSV}: ${nf} fields, expected 28: ${line}")
     endif()
-    foreach(i 3 4 5 7 8 9 10 11 13 14 15 16 17 18 19 20 21)
+    foreach(i 3 4 5 7 8 9 10 11 13 14 15 16 17 18 19 20 21 23 24 25 26 27)
       list(GET fields ${i} v)
       if(NOT v MATCHES "${number}")
         message(FATAL_ERROR "${CSV}: field ${i} is not a number ('${v}'): ${line}")

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -173,7 +174,19 @@ int main(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) info.command += (i ? " " : "") + std::string(argv[i]);
 
   progress_line line;
-  overlap::context ctx{opt, rank, size, unit_ns, mpi, nodes, {}};
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+  // Placement: the world's ranks ordered by their node's first rank, then by rank.
+  int leader = rank;
+  MPI_Allreduce(&rank, &leader, 1, MPI_INT, MPI_MIN, node);
+  std::vector<int> leaders(static_cast<std::size_t>(size));
+  MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  std::vector<int> placed(static_cast<std::size_t>(size));
+  for (int i = 0; i < size; ++i) placed[static_cast<std::size_t>(i)] = i;
+  std::stable_sort(placed.begin(), placed.end(), [&](int a, int b) {
+    return leaders[static_cast<std::size_t>(a)] < leaders[static_cast<std::size_t>(b)];
+  });
+  overlap::context ctx{opt, rank, size, unit_ns, mpi, nodes, node, placed, {}};
   if (rank == 0 && !opt.quiet) ctx.progress = [&line](const std::string& s) { line.show(s); };
   if (rank == 0 && nodes < 2 && !opt.quiet)
     std::fprintf(stderr,
@@ -208,6 +221,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "hytask-overlap: rank %d: %s\n", rank, e.what());
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
+  MPI_Comm_free(&node);
   MPI_Finalize();
   return 0;
 }

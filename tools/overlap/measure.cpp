@@ -11,11 +11,13 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <thread>
 #include <stdexcept>
 #include <vector>
 
 #include "hytask/hytask.hpp"
 #include "hytask/mpi.hpp"
+#include "threads.hpp"
 
 namespace overlap {
 namespace {
@@ -34,15 +36,29 @@ struct exchange {
   int count = 0;
   bool own_type = false;
   std::vector<std::vector<double>> send, recv;
+  // One-way orders: the lower half only sends, the upper half only receives (and is timed).
+  bool sends = true, receives = true;
+  double untimed_delay_us = 0;  // before the timer starts (a late receiver, sender-first)
+  double timed_delay_us = 0;    // after it starts, before posting (a late sender, receiver-first)
 
   exchange(const context& ctx, std::size_t bytes) : messages(ctx.opt.messages) {
-    // Ranks pair across the halves of the world; partner k of lower-half rank i is upper-half
-    // rank (i + k) mod half, and the pairing is symmetric (seed 000, sect. 4.2.3).
+    // Ranks pair across the halves of the placement order (nodes first); partner k of
+    // position i in the lower half is position half + (i + k) mod half, and the pairing is
+    // symmetric (seed 000, sect. 4.2.3).
     const int half = ctx.size / 2;
+    int pos = 0;
+    while (ctx.placed[static_cast<std::size_t>(pos)] != ctx.rank) ++pos;
+    const bool lower = pos < half;
     for (unsigned k = 0; k < ctx.opt.partners; ++k) {
       const int ki = static_cast<int>(k);
-      if (ctx.rank < half) partners.push_back(half + (ctx.rank + ki) % half);
-      else partners.push_back(((ctx.rank - half - ki) % half + half) % half);
+      const int other = lower ? half + (pos + ki) % half : ((pos - half - ki) % half + half) % half;
+      partners.push_back(ctx.placed[static_cast<std::size_t>(other)]);
+    }
+    if (ctx.opt.direction != order::exchange) {
+      sends = lower;
+      receives = !lower;
+      if (ctx.opt.direction == order::receiver_first && sends) timed_delay_us = ctx.opt.delay_us;
+      if (ctx.opt.direction == order::sender_first && receives) untimed_delay_us = ctx.opt.delay_us;
     }
     std::size_t extent = bytes / sizeof(double);
     if (ctx.opt.block != 0) {
@@ -69,14 +85,27 @@ struct exchange {
   exchange(const exchange&) = delete;
   exchange& operator=(const exchange&) = delete;
 
-  // Calls post(recv_buf, send_buf, peer, tag) for every message, receives first.
+  // Calls post(recv_buf, send_buf, peer, tag) for every message, receives first; a buffer
+  // is null in the direction this rank does not take.
   template <class F>
   void each(F&& post) {
     for (std::size_t p = 0; p < partners.size(); ++p)
       for (unsigned m = 0; m < messages; ++m) {
         const std::size_t i = p * messages + m;
-        post(recv[i].data(), send[i].data(), partners[p], static_cast<int>(m));
+        post(receives ? recv[i].data() : nullptr, sends ? send[i].data() : nullptr, partners[p],
+             static_cast<int>(m));
       }
+  }
+
+  // After the barrier: the late side's delay, then the timer starts (returned).
+  double start() const {
+    if (untimed_delay_us > 0) pause(untimed_delay_us);
+    const double t0 = now_us();
+    if (timed_delay_us > 0) pause(timed_delay_us);
+    return t0;
+  }
+  static void pause(double us) {
+    std::this_thread::sleep_for(std::chrono::duration<double, std::micro>(us));
   }
 };
 
@@ -95,12 +124,16 @@ times plain_iteration(exchange& x, const pattern& p, std::uint64_t units) {
   reqs.reserve(x.send.size() * 2);
   MPI_Barrier(MPI_COMM_WORLD);
   times t;
-  const double t0 = now_us();
+  const double t0 = x.start();
   x.each([&](double* in, const double* out, int peer, int tag) {
-    reqs.emplace_back();
-    MPI_Irecv(in, x.count, x.type, peer, tag, MPI_COMM_WORLD, &reqs.back());
-    reqs.emplace_back();
-    MPI_Isend(out, x.count, x.type, peer, tag, MPI_COMM_WORLD, &reqs.back());
+    if (in != nullptr) {
+      reqs.emplace_back();
+      MPI_Irecv(in, x.count, x.type, peer, tag, MPI_COMM_WORLD, &reqs.back());
+    }
+    if (out != nullptr) {
+      reqs.emplace_back();
+      MPI_Isend(out, x.count, x.type, peer, tag, MPI_COMM_WORLD, &reqs.back());
+    }
   });
   const int n = static_cast<int>(reqs.size());
   auto work = [&](std::uint64_t u) {
@@ -142,13 +175,13 @@ times task_iteration(exchange& x, const pattern& p, std::uint64_t units, unsigne
   MPI_Barrier(MPI_COMM_WORLD);
   std::atomic<double> done{-1};
   std::atomic<std::int64_t> comp_ns{0};
-  const double t0 = now_us();
+  const double t0 = x.start();
   hytask::spawn({.name = "exchange"}, [&] {
     std::vector<hytask::mpi::request> reqs;
     reqs.reserve(x.send.size() * 2);
     x.each([&](double* in, const double* out, int peer, int tag) {
-      reqs.push_back(hytask::mpi::irecv(in, x.count, x.type, peer, tag));
-      reqs.push_back(hytask::mpi::isend(out, x.count, x.type, peer, tag));
+      if (in != nullptr) reqs.push_back(hytask::mpi::irecv(in, x.count, x.type, peer, tag));
+      if (out != nullptr) reqs.push_back(hytask::mpi::isend(out, x.count, x.type, peer, tag));
     });
     hytask::mpi::waitall(reqs);
     done.store(now_us() - t0);
@@ -209,6 +242,7 @@ hytask::progress_policy policy_of(mode m) {
   switch (m) {
     case mode::hytask_thread: return hytask::progress_policy::thread;
     case mode::hytask_none: return hytask::progress_policy::none;
+    case mode::hytask_node: return hytask::progress_policy::node;
     default: return hytask::progress_policy::workers;
   }
 }
@@ -218,6 +252,13 @@ hytask::progress_policy policy_of(mode m) {
 std::vector<row> measure(const context& ctx, mode m, std::size_t bytes) {
   const options& opt = ctx.opt;
   exchange x(ctx, bytes);
+  // Averages and maxima over the ranks that are timed: all in an exchange, the receivers in
+  // a one-way order.
+  const double weight = x.receives ? 1.0 : 0.0;
+  const double timed_ranks = sum_over_ranks(weight);
+  auto mean_timed = [&](double v) { return sum_over_ranks(v * weight) / timed_ranks; };
+  auto max_timed = [&](double v) { return max_over_ranks(x.receives ? v : -1e300); };
+
   std::unique_ptr<hytask::runtime> rt;
   unsigned threads = 1;
   if (is_hytask(m)) {
@@ -227,6 +268,7 @@ std::vector<row> measure(const context& ctx, mode m, std::size_t bytes) {
     threads = rt->settings().threads;
   }
   auto iteration = [&](const pattern& p, std::uint64_t units) {
+    if (!x.receives) units = 0;  // a one-way sender only sends
     unsigned tasks = opt.tasks;
     if (opt.task_us > 0)
       tasks = static_cast<unsigned>(std::max<long long>(
@@ -239,6 +281,9 @@ std::vector<row> measure(const context& ctx, mode m, std::size_t bytes) {
     return static_cast<unsigned>(std::clamp(need, static_cast<double>(opt.iters), 1e6));
   };
   const double cpu0 = cpu_seconds(), wall0 = now_us();
+  const auto threads0 = thread_times();
+  hytask::mpi::progress_counters counters0;
+  if (rt) counters0 = hytask::mpi::progress_stats();
 
   const pattern comm_only{pattern::sync, 0};
   for (int i = 0; i < 2; ++i) iteration(comm_only, 0);  // connections, registration, pages
@@ -247,7 +292,7 @@ std::vector<row> measure(const context& ctx, mode m, std::size_t bytes) {
   std::vector<double> lat;
   for (unsigned i = 0; i < lat_iters; ++i) lat.push_back(iteration(comm_only, 0).et);
   // Medians: on a shared machine a few iterations lose their core for a while.
-  const double t_lat = sum_over_ranks(median(lat)) / ctx.size;
+  const double t_lat = mean_timed(median(lat));
 
   std::vector<row> rows;
   for (const pattern& p : opt.patterns) {
@@ -256,6 +301,7 @@ std::vector<row> measure(const context& ctx, mode m, std::size_t bytes) {
     r.mode = name(m);
     r.pattern = p.label();
     r.layout = opt.layout();
+    r.order = name(opt.direction);
     r.bytes = bytes;
     r.partners = opt.partners;
     r.messages = opt.messages;
@@ -283,13 +329,13 @@ std::vector<row> measure(const context& ctx, mode m, std::size_t bytes) {
       const double et_med = median(et), comp_med = median(comp);
       step_result s;
       s.fraction = f;
-      s.t_syn_us = sum_over_ranks(comp_med) / ctx.size;
-      s.t_et_us = max_over_ranks(et_med);
-      s.overlap_pct = 100 * sum_over_ranks(median(ratio)) / ctx.size;
-      s.speed_pct = 100 * sum_over_ranks(comp_med > 0 ? planned / comp_med : 1.0) / ctx.size;
-      s.done_us = sum_over_ranks(median(done)) / ctx.size;
-      // Eq. 4.1, T_diff = 1.1 T_lat - T_et >= 0, on every rank.
-      s.within = max_over_ranks(et_med <= 1.1 * t_lat ? 0.0 : 1.0) == 0.0;
+      s.t_syn_us = mean_timed(comp_med);
+      s.t_et_us = max_timed(et_med);
+      s.overlap_pct = 100 * mean_timed(median(ratio));
+      s.speed_pct = 100 * mean_timed(comp_med > 0 ? planned / comp_med : 1.0);
+      s.done_us = mean_timed(median(done));
+      // Eq. 4.1, T_diff = 1.1 T_lat - T_et >= 0, on every timed rank.
+      s.within = max_timed(et_med <= 1.1 * t_lat ? 0.0 : 1.0) <= 0.0;
       r.steps.push_back(s);
     }
     // Seed 002: the overlap at the largest T_syn for which T_diff >= 0 on every rank. When
@@ -307,12 +353,37 @@ std::vector<row> measure(const context& ctx, mode m, std::size_t bytes) {
       }
     rows.push_back(std::move(r));
   }
-  const double cpu = (cpu_seconds() - cpu0) / ((now_us() - wall0) * 1e-6);
+  const double wall_s = (now_us() - wall0) * 1e-6;
+  const double cpu = (cpu_seconds() - cpu0) / wall_s;
   const double cpu_mean = sum_over_ranks(cpu) / ctx.size;
   const double rss = max_over_ranks(rss_kib());
+  // Cores given to progress, per node: this rank's progress threads (and its node agent),
+  // summed over the node's ranks, averaged over nodes.
+  const thread_cpu used = thread_cpu_between(threads0, thread_times());
+  const double mine = (used.progress_s + used.library_s) / wall_s;
+  double node_sum = 0;
+  MPI_Allreduce(&mine, &node_sum, 1, MPI_DOUBLE, MPI_SUM, ctx.node);
+  int local = 0;
+  MPI_Comm_rank(ctx.node, &local);
+  const double progress_cores = sum_over_ranks(local == 0 ? node_sum : 0.0) /
+                                sum_over_ranks(local == 0 ? 1.0 : 0.0);
+  double counts[4] = {};
+  if (rt) {
+    const auto c = hytask::mpi::progress_stats();
+    counts[0] = static_cast<double>(c.wakes - counters0.wakes);
+    counts[1] = static_cast<double>(c.futile - counters0.futile);
+    counts[2] = static_cast<double>(c.completed - counters0.completed);
+    counts[3] = static_cast<double>(c.suppressed - counters0.suppressed);
+  }
+  for (double& v : counts) v = sum_over_ranks(v);
   for (auto& r : rows) {
     r.cpu_per_wall = cpu_mean;
     r.rss_kib = rss;
+    r.progress_cores = progress_cores;
+    r.wakes = static_cast<std::uint64_t>(counts[0]);
+    r.futile = static_cast<std::uint64_t>(counts[1]);
+    r.completed = static_cast<std::uint64_t>(counts[2]);
+    r.suppressed = static_cast<std::uint64_t>(counts[3]);
   }
   if (rt) rt->shutdown();
   return rows;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "options.hpp"
 #include "results.hpp"
@@ -19,6 +20,10 @@ struct context {
   double unit_ns = 0;
   std::string mpi;  // flavour name for the rows
   unsigned nodes = 1;
+  MPI_Comm node = MPI_COMM_NULL;  // the ranks of this rank's node (MPI_COMM_TYPE_SHARED)
+  // The world's ranks ordered by node, then rank: its first half pairs with its second, so
+  // that with two nodes every pair spans them, however the launcher placed the ranks.
+  std::vector<int> placed;
   // Called on rank 0 with a line of progress text.
   std::function<void(const std::string&)> progress;
 };

@@ -15,6 +15,16 @@ const char* name(mode m) {
     case mode::hytask_workers: return "hytask-workers";
     case mode::hytask_thread: return "hytask-thread";
     case mode::hytask_none: return "hytask-none";
+    case mode::hytask_node: return "hytask-node";
+  }
+  return "?";
+}
+
+const char* name(order o) {
+  switch (o) {
+    case order::exchange: return "exchange";
+    case order::receiver_first: return "receiver-first";
+    case order::sender_first: return "sender-first";
   }
   return "?";
 }
@@ -42,20 +52,29 @@ const char* usage_text() {
 Measures how much a non-blocking exchange overlaps computation, per message size, with
 plain MPI, with MPI's own progress thread, and with hytask (compute in tasks, communication
 through hytask::mpi) under each HYTASK_PROGRESS policy. Ranks pair up across the two halves
-of MPI_COMM_WORLD and exchange messages both ways (seed 000, sect. 4.2). Per size it reports
+of the world ordered by node (with two nodes, every pair spans them) and exchange messages
+both ways (seed 000, sect. 4.2), or one way (--order). Per size it reports
 the overlap ratio of seed 002 (Eq. 4.2), the latency T_lat and its overhead over plain MPI,
 the compute speed while communication is pending, when the program saw the data arrive, CPU
-time per wall time, and resident memory. Run it across nodes, e.g.
+time per wall time, the cores each node spent on progress threads, resident memory, and the
+node agent's counters. Run it across nodes, e.g.
   scripts/cluster.sh run --mpi openmpi -n 2 -- build/tools/hytask-overlap --sizes 1M:16M
 
 what to run:
   --modes LIST      comma-separated, from: mpi, mpi-progress, hytask-workers, hytask-thread,
-                    hytask-none (default: mpi,hytask-workers,hytask-thread,hytask-none).
+                    hytask-none, hytask-node (default: mpi,hytask-workers,hytask-thread,
+                    hytask-none).
                     mpi-progress (MPICH only) switches on MPICH_ASYNC_PROGRESS for the whole
                     process, so it must run alone; merge its JSON with --merge.
   --sizes LIST      message sizes: 1M,4M or ranges of powers of two, 64K:16M (default 64K:16M)
   --patterns LIST   sync, async, async:X (X progress opportunities spread through the
                     compute: MPI_Testall in plain MPI, task boundaries in hytask; default async)
+  --order O         exchange: both directions at once (default); receiver-first: the lower
+                    half sends, --delay-us after the upper half has posted its receives and
+                    started computing; sender-first: the upper half posts its receives
+                    --delay-us after the sends (seed 002, Fig. 4.5). One-way orders time
+                    the receivers only.
+  --delay-us U      the late side's delay in one-way orders (default 200)
   --partners N      partners per rank, in the other half of the ranks (default 1)
   --messages N      messages per partner and direction (default 1)
   --layout L        contiguous, or vector:BLOCK:STRIDE (MPI_Type_vector, in doubles)
@@ -127,8 +146,9 @@ std::vector<mode> parse_modes(const std::string& text) {
     else if (s == "hytask-workers") m = mode::hytask_workers;
     else if (s == "hytask-thread") m = mode::hytask_thread;
     else if (s == "hytask-none") m = mode::hytask_none;
+    else if (s == "hytask-node") m = mode::hytask_node;
     else bad("--modes: unknown mode '" + s + "' (use mpi, mpi-progress, hytask-workers, "
-             "hytask-thread, hytask-none)");
+             "hytask-thread, hytask-none, hytask-node)");
     for (mode seen : out)
       if (seen == m) bad("--modes: '" + s + "' is listed twice");
     out.push_back(m);
@@ -236,6 +256,16 @@ options parse(int argc, char** argv) {
     else if (a == "--sizes") o.sizes = parse_sizes(next());
     else if (a == "--patterns") o.patterns = parse_patterns(next());
     else if (a == "--steps") o.steps = parse_steps(next());
+    else if (a == "--order") {
+      const std::string v = next();
+      if (v == "exchange") o.direction = order::exchange;
+      else if (v == "receiver-first") o.direction = order::receiver_first;
+      else if (v == "sender-first") o.direction = order::sender_first;
+      else bad("--order '" + v + "': use exchange, receiver-first or sender-first");
+    } else if (a == "--delay-us") {
+      o.delay_us = number(a, next());
+      if (o.delay_us > 1e6) bad("--delay-us must be at most 1000000 microseconds");
+    }
     else if (a == "--partners") o.partners = positive(a, next(), 4096);
     else if (a == "--messages") o.messages = positive(a, next(), 4096);
     else if (a == "--layout") parse_layout(o, next());

@@ -15,8 +15,15 @@ enum class mode {
   hytask_workers,  // compute in tasks, communication through hytask::mpi, HYTASK_PROGRESS=workers
   hytask_thread,   //   ... HYTASK_PROGRESS=thread
   hytask_none,     //   ... HYTASK_PROGRESS=none
+  hytask_node,     //   ... HYTASK_PROGRESS=node (seed 002's node agent)
 };
 const char* name(mode m);
+
+// Who communicates (seed 002, Fig. 4.5): both directions at once, or the lower half of the
+// ranks sends and the upper half receives, computes and is timed, with the receive posted
+// before the send arrives (receiver-first) or after (sender-first).
+enum class order { exchange, receiver_first, sender_first };
+const char* name(order o);
 bool is_hytask(mode m);
 
 // When the communication completes relative to the compute (seed 000, Alg. 4.3-4.5).
@@ -31,6 +38,8 @@ struct options {
   std::vector<std::size_t> sizes;      // bytes per message
   std::vector<pattern> patterns;
   std::vector<double> steps;           // T_syn as fractions of T_lat (seed 002, Eq. 4.2)
+  order direction = order::exchange;
+  double delay_us = 200;               // the late side's delay in receiver-/sender-first
   unsigned partners = 1;
   unsigned messages = 1;               // per partner
   std::size_t block = 0, stride = 0;   // MPI_Type_vector layout in doubles; 0 = contiguous

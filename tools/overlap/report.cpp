@@ -46,7 +46,8 @@ step_result step_from(const json& j) {
 // Rows that describe the same experiment except for the mode.
 bool same_shape(const row& a, const row& b) {
   return a.mpi == b.mpi && a.bytes == b.bytes && a.partners == b.partners &&
-         a.messages == b.messages && a.layout == b.layout && a.ranks == b.ranks;
+         a.messages == b.messages && a.layout == b.layout && a.ranks == b.ranks &&
+         a.order == b.order && a.nodes == b.nodes;
 }
 
 std::string csv_field(const std::string& s) {
@@ -104,6 +105,13 @@ void report::add_json(const std::string& path) {
       r.t_lat_us = j.at("t_lat_us").get<double>();
       r.cpu_per_wall = j.at("cpu_per_wall").get<double>();
       r.rss_kib = j.at("rss_kib").get<double>();
+      // Added later: files of earlier versions have none.
+      r.order = j.value("order", std::string("exchange"));
+      r.progress_cores = j.value("progress_cores", 0.0);
+      r.wakes = j.value("wakes", std::uint64_t{0});
+      r.futile = j.value("futile", std::uint64_t{0});
+      r.completed = j.value("completed", std::uint64_t{0});
+      r.suppressed = j.value("suppressed", std::uint64_t{0});
       r.chosen = step_from(j.at("chosen"));
       for (const auto& s : j.at("steps")) r.steps.push_back(step_from(s));
       rows.push_back(std::move(r));
@@ -131,12 +139,17 @@ void report::print_table(std::FILE* out) const {
   for (const auto& run : runs)
     std::fprintf(out, "# %s, %u ranks on %u node%s, work unit %.0f ns\n", run.library.c_str(),
                  run.ranks, run.nodes, run.nodes == 1 ? "" : "s", run.unit_ns);
+  if (!rows.empty() && rows.front().order != "exchange")
+    std::fprintf(out, "# %s: the lower half of the ranks sends, the upper half receives and is "
+                      "timed\n", rows.front().order.c_str());
+  bool node = false;
+  for (const auto& r : rows) node = node || r.wakes != 0 || r.suppressed != 0;
   std::fprintf(out,
-               "%-9s %-7s %-15s %-9s %8s %9s %9s %8s %9s %9s %6s %8s\n", "size", "mpi", "mode",
-               "pattern", "overlap", "T_lat", "+latency", "compute", "T_syn", "done", "CPU",
-               "RSS");
-  std::fprintf(out, "%-9s %-7s %-15s %-9s %8s %9s %9s %8s %9s %9s %6s %8s\n", "", "", "", "",
-               "%", "us", "us", "speed %", "/T_lat", "us", "cores", "MiB");
+               "%-9s %-7s %-15s %-9s %8s %9s %9s %8s %9s %9s %6s %8s %8s%s\n", "size", "mpi",
+               "mode", "pattern", "overlap", "T_lat", "+latency", "compute", "T_syn", "done",
+               "CPU", "RSS", "progress", node ? "  node agent: wakes futile completing suppressed" : "");
+  std::fprintf(out, "%-9s %-7s %-15s %-9s %8s %9s %9s %8s %9s %9s %6s %8s %8s\n", "", "", "", "",
+               "%", "us", "us", "speed %", "/T_lat", "us", "cores", "MiB", "cores/nd");
   std::size_t last = 0;
   bool first = true;
   for (const auto& r : rows) {
@@ -145,11 +158,19 @@ void report::print_table(std::FILE* out) const {
     last = r.bytes;
     char over[32] = "-";
     if (r.overhead_us) std::snprintf(over, sizeof over, "%+.1f", *r.overhead_us);
-    std::fprintf(out, "%-9s %-7s %-15s %-9s %7.1f%s %9.1f %9s %8.1f %9.2f %9.0f %6.2f %8.1f\n",
+    std::fprintf(out, "%-9s %-7s %-15s %-9s %7.1f%s %9.1f %9s %8.1f %9.2f %9.0f %6.2f %8.1f %8.3f",
                  human(r.bytes).c_str(), r.mpi.c_str(), r.mode.c_str(), r.pattern.c_str(),
                  r.chosen.overlap_pct, r.chosen.within ? " " : "*", r.t_lat_us, over,
                  r.chosen.speed_pct, r.chosen.fraction, r.chosen.done_us, r.cpu_per_wall,
-                 r.rss_kib / 1024);
+                 r.rss_kib / 1024, r.progress_cores);
+    if (r.wakes != 0 || r.suppressed != 0) {
+      const double w = static_cast<double>(r.wakes ? r.wakes : 1);
+      std::fprintf(out, "  %8llu %5.1f%% %9.1f%% %10llu", static_cast<unsigned long long>(r.wakes),
+                   100.0 * static_cast<double>(r.futile) / w,
+                   100.0 * static_cast<double>(r.completed) / w,
+                   static_cast<unsigned long long>(r.suppressed));
+    }
+    std::fprintf(out, "\n");
   }
   bool any_outside = false;
   for (const auto& r : rows) any_outside = any_outside || !r.chosen.within;
@@ -157,7 +178,11 @@ void report::print_table(std::FILE* out) const {
                "\noverlap: seed 002 Eq. 4.2, (T_syn - (T_et - T_lat)) / T_lat at the largest "
                "compute T_syn for which\nT_et <= 1.1 T_lat on every rank. compute speed: the "
                "compute's cost before MPI started / its time here.\ndone: when the program saw "
-               "the exchange complete. CPU: CPU time per wall time, per rank.\n");
+               "the exchange complete. CPU: CPU time per wall time, per rank. progress: CPU per wall\ntime "
+               "of the threads that only progress communication (hytask's progress thread and "
+               "node agent,\nthe MPI library's threads), summed over a node's ranks. node agent: "
+               "wakes sent, the share whose poll\nfound nothing pending (futile) or completed an "
+               "operation, wakes withheld while the rank was in MPI.\n");
   if (any_outside)
     std::fprintf(out, "*: no step kept T_et within 1.1 T_lat; the step nearest T_syn = T_lat is "
                       "shown.\n");
@@ -168,7 +193,8 @@ void report::write_csv(const std::string& path) const {
   if (!out) throw std::runtime_error(path + ": cannot write it");
   out << "mpi,mode,pattern,bytes,partners,messages,layout,ranks,nodes,threads,iterations,"
          "t_lat_us,latency_overhead_us,t_syn_fraction,t_syn_us,t_et_us,overlap_pct,within_limit,"
-         "compute_speed_pct,done_us,cpu_per_wall,rss_kib\n";
+         "compute_speed_pct,done_us,cpu_per_wall,rss_kib,order,progress_cores,wakes,futile,"
+         "completed,suppressed\n";
   out.precision(6);
   for (const auto& r : rows) {
     out << csv_field(r.mpi) << ',' << csv_field(r.mode) << ',' << csv_field(r.pattern) << ','
@@ -178,7 +204,9 @@ void report::write_csv(const std::string& path) const {
     if (r.overhead_us) out << *r.overhead_us;
     out << ',' << r.chosen.fraction << ',' << r.chosen.t_syn_us << ',' << r.chosen.t_et_us << ','
         << r.chosen.overlap_pct << ',' << (r.chosen.within ? 1 : 0) << ',' << r.chosen.speed_pct
-        << ',' << r.chosen.done_us << ',' << r.cpu_per_wall << ',' << r.rss_kib << '\n';
+        << ',' << r.chosen.done_us << ',' << r.cpu_per_wall << ',' << r.rss_kib << ','
+        << csv_field(r.order) << ',' << r.progress_cores << ',' << r.wakes << ',' << r.futile
+        << ',' << r.completed << ',' << r.suppressed << '\n';
   }
   if (!out) throw std::runtime_error(path + ": write failed");
 }
@@ -206,7 +234,10 @@ void report::write_json(const std::string& path) const {
               {"ranks", r.ranks},       {"nodes", r.nodes},
               {"threads", r.threads},   {"iterations", r.iterations},
               {"t_lat_us", r.t_lat_us}, {"cpu_per_wall", r.cpu_per_wall},
-              {"rss_kib", r.rss_kib}};
+              {"rss_kib", r.rss_kib},   {"order", r.order},
+              {"progress_cores", r.progress_cores}, {"wakes", r.wakes},
+              {"futile", r.futile},     {"completed", r.completed},
+              {"suppressed", r.suppressed}};
     j["latency_overhead_us"] = r.overhead_us ? json(*r.overhead_us) : json(nullptr);
     j["chosen"] = step_json(r.chosen);
     j["steps"] = json::array();
@@ -226,7 +257,8 @@ void report::write_plot(const std::string& path) const {
   std::map<std::string, int> patterns;
   for (const auto& r : rows) patterns[r.pattern] = 1;
   for (const auto& r : rows) {
-    std::string key = r.mpi + " " + r.mode + (patterns.size() > 1 ? " " + r.pattern : "");
+    std::string key = r.mpi + " " + r.mode + (patterns.size() > 1 ? " " + r.pattern : "") +
+                      (r.order != "exchange" ? " " + r.order : "");
     if (!series.count(key)) keys.push_back(key);
     series[key].push_back(&r);
   }

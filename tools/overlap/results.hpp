@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +25,7 @@ struct row {
   std::string mode;     // mpi, mpi-progress, hytask-workers, ...
   std::string pattern;  // SYNC, ASYNC, ASYNC(X)
   std::string layout;   // contiguous | vector:BLOCK:STRIDE
+  std::string order = "exchange";  // exchange | receiver-first | sender-first
   std::size_t bytes = 0;
   unsigned partners = 1, messages = 1, ranks = 2, nodes = 1, threads = 1;
   unsigned iterations = 0;  // per step
@@ -31,6 +33,12 @@ struct row {
   step_result chosen;       // the largest step within Eq. 4.1's limit (else the smallest)
   double cpu_per_wall = 0;  // CPU time / wall time of the whole measurement, mean over ranks
   double rss_kib = 0;       // VmRSS at the end of the measurement, largest rank
+  // CPU of threads that only progress communication (hytask's progress thread and node
+  // agent, the MPI library's own threads), per wall time, summed over a node's ranks and
+  // averaged over nodes: the cores a node gives to progress.
+  double progress_cores = 0;
+  // HYTASK_PROGRESS=node: seed 002's counters over the measurement, summed over ranks.
+  std::uint64_t wakes = 0, futile = 0, completed = 0, suppressed = 0;
   std::vector<step_result> steps;
   std::optional<double> overhead_us;  // T_lat - T_lat(plain mpi), filled by the report
 };
