@@ -10,6 +10,7 @@
 #include <string>
 #include <thread>
 
+#include "core/stderr_drain.hpp"
 #include "hytask/comm/error.hpp"
 #include "hytask/errors.hpp"
 
@@ -70,6 +71,7 @@ std::string hytask_message(std::exception_ptr e) {
   if (rank > 0) std::this_thread::sleep_for(std::chrono::seconds(2));
   std::fprintf(stderr, "%s\n", msg.c_str());
   std::fflush(stderr);
+  core::wait_until_stderr_read();
   if (mpi_up) MPI_Abort(MPI_COMM_WORLD, 1);
   std::_Exit(1);
 }

@@ -13,6 +13,7 @@
 #include "core/clock.hpp"
 #include "core/futex.hpp"
 #include "core/scheduler.hpp"
+#include "core/stderr_drain.hpp"
 #include "core/thread_name.hpp"
 #include "hytask/comm/error.hpp"
 #include "hytask/errors.hpp"
@@ -434,6 +435,7 @@ void comm_system::watchdog_main() {
                    rank_, settings_.watchdog_s, n, sched->in_flight(), report.c_str(), rank_,
                    settings_.watchdog_s);
       std::fflush(stderr);
+      core::wait_until_stderr_read();
       MPI_Abort(MPI_COMM_WORLD, 3);
       std::abort();
     }

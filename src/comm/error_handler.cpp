@@ -4,6 +4,8 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "core/stderr_drain.hpp"
+
 namespace hytask::mpi::detail {
 
 namespace {
@@ -53,6 +55,7 @@ void forward(MPI_Comm* comm, int* code, ...) {
   std::fprintf(stderr, "MPI error in a call of the program (%s): %s\n",
                fatal ? "MPI_ERRORS_ARE_FATAL" : "MPI_ERRORS_ABORT", text);
   std::fflush(stderr);
+  core::wait_until_stderr_read();
   MPI_Abort(fatal ? MPI_COMM_WORLD : *comm, *code);
 }
 
