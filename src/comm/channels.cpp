@@ -36,26 +36,34 @@ struct channel_hash {
 // Per channel, per direction ([0] sends and collectives, [1] receives and probes).
 struct channel_entry {
   const char* token = nullptr;
+  std::uint64_t declared_seq = 0;      // spawn position of the sibling that declared it last
   std::uint64_t last_seq[2] = {0, 0};  // spawn position of the sibling that posted last
   const char* last_name[2] = {nullptr, nullptr};
   bool warned = false;
 };
 
-// The channels used by one task's children. Entries without a token (no declaration) whose
-// last post is more than `window` spawns old are swept when the table outgrows its mark:
-// a sibling spawned that long before is almost surely done, and memory stays bounded when
-// a task's children use ever new channels (tags numbered by step, say) before its wait_all.
+// The channels used by one task's children. When the table outgrows its mark it is swept of
+// entries whose last post is more than `window` spawns old (a sibling spawned that long
+// before is almost surely done) and, for declared channels, whose token no unfinished task
+// holds (a later declaration then takes a fresh token, which orders nothing it need not):
+// memory stays bounded when a task's children use ever new channels (tags numbered by
+// step, say) before its wait_all. Only the spawning thread sweeps declared entries: it owns
+// the tracker that knows who holds a token.
 struct channel_scope {
-  static constexpr std::uint64_t window = 1 << 16;
+  static constexpr std::uint64_t window = 1 << 13;
   static constexpr std::size_t first_mark = 1 << 12;
   std::mutex mutex;
   std::unordered_map<channel_key, channel_entry, channel_hash> entries;
   std::size_t sweep_mark = first_mark;
 
-  void sweep(std::uint64_t now) {
+  // owner: the task whose children these are, when the caller spawns for it; else null.
+  void sweep(std::uint64_t now, core::task* owner) {
     for (auto it = entries.begin(); it != entries.end();) {
       const channel_entry& e = it->second;
-      if (e.token == nullptr && std::max(e.last_seq[0], e.last_seq[1]) + window < now)
+      const bool old = std::max({e.declared_seq, e.last_seq[0], e.last_seq[1]}) + window < now;
+      const bool held = e.token != nullptr &&
+                        (owner == nullptr || core::scope_region_busy(owner, e.token, 2));
+      if (old && !held)
         it = entries.erase(it);
       else
         ++it;
@@ -143,7 +151,11 @@ const char* declare_channel(MPI_Comm comm, int peer, int tag, bool collective) {
   std::lock_guard<std::mutex> lock(s.mutex);
   channel_entry& e = s.entries[key_of(comm, peer, tag, collective)];
   if (e.token == nullptr) e.token = tokens().next();
-  return e.token;
+  const std::uint64_t seq = scope->children_spawned + 1;  // the spawn this is for
+  e.declared_seq = seq;
+  const char* token = e.token;
+  if (s.entries.size() > s.sweep_mark) s.sweep(seq, scope);
+  return token;
 }
 
 void check_post_order(const operation* op, hytask::order_check mode, int rank) {
@@ -165,7 +177,7 @@ void check_post_order(const operation* op, hytask::order_check mode, int rank) {
     if (seq >= e.last_seq[dir]) {
       e.last_seq[dir] = seq;
       e.last_name[dir] = op->task_name;
-      if (s.entries.size() > s.sweep_mark) s.sweep(seq);
+      if (s.entries.size() > s.sweep_mark) s.sweep(seq, nullptr);
       return;
     }
     later_seq = e.last_seq[dir];

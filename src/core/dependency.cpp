@@ -1,6 +1,7 @@
 #include "core/dependency.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 #include "core/scheduler.hpp"
 #include "core/scheduler_internal.hpp"
@@ -186,16 +187,27 @@ void dep_domain::erase(fragment* f) {
   map_.erase(lo);
 }
 
+// A failed task stays: tasks spawned after it on this region are skipped too (until the
+// wait_all that reports it clears the domain).
+bool dep_domain::live(const fragment& f) {
+  bool l = f.writer && (!completed(f.writer) || core::sched::has_failed(f.writer));
+  for (task* r : f.readers) l = l || !completed(r) || core::sched::has_failed(r);
+  return l;
+}
+
 void dep_domain::sweep() {
   dead_.clear();
-  for (auto& [lo, f] : map_) {
-    // A failed task stays: tasks spawned after it on this region are skipped too (until the
-    // wait_all that reports it clears the domain).
-    bool live = f.writer && (!completed(f.writer) || core::sched::has_failed(f.writer));
-    for (task* r : f.readers) live = live || !completed(r) || core::sched::has_failed(r);
-    if (!live) dead_.push_back(lo);
-  }
+  for (auto& [lo, f] : map_)
+    if (!live(f)) dead_.push_back(lo);
   for (std::uintptr_t lo : dead_) erase(&map_.find(lo)->second);
+}
+
+bool dep_domain::busy(std::uintptr_t lo, std::uintptr_t hi) const {
+  auto it = map_.upper_bound(lo);
+  if (it != map_.begin() && std::prev(it)->second.hi > lo) --it;
+  for (; it != map_.end() && it->second.lo < hi; ++it)
+    if (live(it->second)) return true;
+  return false;
 }
 
 int dep_domain::apply(fragment& f, task* t, access_mode mode) {

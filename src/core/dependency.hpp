@@ -82,6 +82,8 @@ struct dep_domain {
   void finish_spawn() { spawning_ = nullptr; }
   // Forgets everything (all tasks named here have completed, e.g. after wait_all).
   void clear();
+  // Whether a task registered here on some byte of [lo, hi) has not completed (or failed).
+  bool busy(std::uintptr_t lo, std::uintptr_t hi) const;
 
   // A domain for a task's children, and its return when the task completes: a few cleared
   // domains are kept per thread with their pools and indexes, so a task that spawns with
@@ -109,6 +111,7 @@ struct dep_domain {
   void erase(fragment* f);
   void release(task* t);
   void sweep();
+  static bool live(const fragment& f);
 
   static std::size_t hash_of(std::uintptr_t key, std::size_t mask) {
     return static_cast<std::size_t>(((key >> 3) * 0x9E3779B97F4A7C15ull) >> 20) & mask;

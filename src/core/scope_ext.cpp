@@ -2,6 +2,7 @@
 
 #include <atomic>
 
+#include "core/dependency.hpp"
 #include "core/scheduler.hpp"
 
 namespace hytask::core {
@@ -29,6 +30,12 @@ void* install_scope_ext(detail::task* t, void* fresh) noexcept {
   if (worker* w = current_worker(); w != nullptr && w->current_task == t)
     t->flags |= detail::flag_parent;
   return fresh;
+}
+
+bool scope_region_busy(detail::task* scope, const void* p, std::size_t bytes) noexcept {
+  if (scope->domain == nullptr) return false;
+  const auto lo = reinterpret_cast<std::uintptr_t>(p);
+  return scope->domain->busy(lo, lo + bytes);
 }
 
 void release_scope_ext(detail::task* t) noexcept {

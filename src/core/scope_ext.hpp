@@ -8,6 +8,7 @@
 // compare by it in spawn order.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "hytask/core/detail/task.hpp"
@@ -32,6 +33,10 @@ inline void* scope_ext(detail::task* t) noexcept {
 // the earlier one, which the caller then uses and frees fresh). Safe against concurrent
 // installs by t's children and t itself.
 void* install_scope_ext(detail::task* t, void* fresh) noexcept;
+
+// Whether a child of `scope` that declared an access to some byte of [p, p + bytes) has not
+// completed. Only the thread that spawns for scope may ask (it owns scope's tracker).
+bool scope_region_busy(detail::task* scope, const void* p, std::size_t bytes) noexcept;
 
 // Called by the core when t's children are all done.
 void release_scope_ext(detail::task* t) noexcept;
