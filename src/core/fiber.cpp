@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -79,6 +80,9 @@ inline void complete_switch(bctx::transfer_t t) {
   after_switch_fn after = h->after;
   void* arg = h->arg;
   from->ctx = t.fctx;
+#if defined(HYTASK_ASSERTIONS)
+  __atomic_store_n(&from->running, 0, __ATOMIC_SEQ_CST);
+#endif
   if (after) after(from, arg);
 }
 
@@ -166,6 +170,19 @@ std::atomic<std::size_t> g_live_fibers{0};
 
 std::size_t live_fibers() noexcept { return g_live_fibers.load(std::memory_order_relaxed); }
 
+std::size_t fiber_limit() noexcept {
+  static const std::size_t limit = [] {
+    unsigned long maps = 65530;  // Linux's default, when /proc does not say
+    if (std::FILE* f = std::fopen("/proc/sys/vm/max_map_count", "r")) {
+      unsigned long v = 0;
+      if (std::fscanf(f, "%lu", &v) == 1 && v > 0) maps = v;
+      std::fclose(f);
+    }
+    return static_cast<std::size_t>(maps / 4);
+  }();
+  return limit;
+}
+
 fiber* create_fiber(std::size_t stack_size) {
   const std::size_t ps = page_size();
   // The fiber record sits at the top of its own mapping, above the stack: records of
@@ -226,6 +243,7 @@ void init_home_fiber(fiber* home) {
   home->tsan_fiber = __tsan_get_current_fiber();
 #endif
   set_running(home);
+  home->running = 1;
 }
 
 void destroy_home_fiber(fiber* home) {
@@ -234,6 +252,12 @@ void destroy_home_fiber(fiber* home) {
 
 void switch_to(fiber* from, fiber* to, after_switch_fn after, void* arg) {
   handoff h{from, after, arg};
+#if defined(HYTASK_ASSERTIONS)
+  if (__atomic_exchange_n(&to->running, 1, __ATOMIC_SEQ_CST) != 0) {
+    write_all("hytask: internal error: switch to a fiber that is running\n", 57);
+    std::abort();
+  }
+#endif
   san_before_jump(from, to);
   set_running(to);
   bctx::transfer_t t = bctx::jump_fcontext(to->ctx, &h);

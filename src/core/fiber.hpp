@@ -28,6 +28,9 @@ struct fiber {
   std::size_t stack_size = 0;
   void* san_fake_stack = nullptr;
   void* tsan_fiber = nullptr;
+  // Debug bookkeeping (HYTASK_ASSERTIONS): the task parked on this fiber, if any.
+  void* parked_task = nullptr;
+  std::uint32_t running = 0;
 
   bool in_guard(const void* addr) const;
 };
@@ -43,6 +46,10 @@ void destroy_fiber(fiber* f);
 // Fibers that exist now (parked with a task, pooled, or running): a measure of the memory
 // held by stacks, for tests and statistics.
 std::size_t live_fibers() noexcept;
+// Fibers the process can afford at once: each stack is two memory mappings (the guard and
+// the stack), and Linux allows a process vm.max_map_count of them (65530 by default); a
+// quarter of that is left to fibers, the rest to the program, MPI and malloc.
+std::size_t fiber_limit() noexcept;
 
 // Describes the calling thread's native context; switch_to can return to it.
 void init_home_fiber(fiber* home);

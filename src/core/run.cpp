@@ -56,6 +56,7 @@ void scheduler::run(worker* w, task* t) {
   begin_run(w, t);
   if (t->flags & detail::flag_started) {
     // Resume: continue on the task's parked fiber; this fiber goes back to the pool.
+    unpark(t);
     switch_to(running_fiber(), static_cast<fiber*>(t->fiber), &after_recycle, nullptr);
     return;
   }

@@ -200,7 +200,11 @@ class scheduler {
     w->inflight_delta = 0;
     if (throttle_extra_.load(std::memory_order_relaxed) != 0 &&
         now < static_cast<std::int64_t>(settings_.max_tasks))
-      throttle_extra_.store(0, std::memory_order_relaxed);
+      end_throttle_extension();
+  }
+  void end_throttle_extension() noexcept {
+    throttle_extra_.store(0, std::memory_order_relaxed);
+    throttle_streak_.store(0, std::memory_order_relaxed);
   }
 
   // How far beyond HYTASK_MAX_TASKS spawning is currently allowed (while everything in
@@ -240,7 +244,7 @@ class scheduler {
   bool mailbox_pending(const worker* w) const;
   void wake_one();
   void wake(worker* w);
-  fiber* take_fiber(worker* w);
+  fiber* take_fiber(worker* w);  // never throws: no stack for a suspending task is fatal
   void free_task(worker* w, task* t);
   void add_slab();          // a slab of fresh records into the pool (pool_mutex_ held)
   void prefault_records();  // at start: the records a program under the limit will use
@@ -265,6 +269,8 @@ class scheduler {
 
   alignas(64) std::atomic<std::int64_t> inflight_{0};
   std::atomic<std::int64_t> throttle_extra_{0};  // limit extension while everything is stuck
+  std::atomic<int> throttle_streak_{0};          // extensions since the count last fell
+  std::atomic<bool> throttle_capped_warned_{false};
   alignas(64) std::atomic<int> sleepers_{0};
 
   // Tasks made ready by threads that are not workers (the MPI progress thread, a user

@@ -23,6 +23,7 @@ constexpr std::int64_t steal_batch_max = 16;
 // class) at least this often, in scheduling steps.
 constexpr unsigned inject_check_period = 61;
 constexpr std::int64_t stuck_after_ns = 1000000;  // throttle: in-flight count frozen this long
+constexpr int stuck_streak_max = 6;  // ... doubled per extension since it last fell, up to 64 ms
 constexpr std::uint32_t awake = 0, asleep = 1, notified = 2;
 
 using core::now_ns;
@@ -49,6 +50,14 @@ inline void note_queued([[maybe_unused]] task* t) {
   HYTASK_ASSERT(t->pending.load(std::memory_order_relaxed) == 0,
                 "a task is made ready only when all its predecessors have completed");
   t->flags |= detail::flag_queued;
+#endif
+}
+// The task's parked fiber is about to run it again.
+inline void unpark([[maybe_unused]] task* t) {
+#if defined(HYTASK_ASSERTIONS)
+  auto* f = static_cast<fiber*>(t->fiber);
+  HYTASK_ASSERT(f != nullptr && f->parked_task == t, "a task resumes on a fiber not parked with it");
+  f->parked_task = nullptr;
 #endif
 }
 inline void note_taken([[maybe_unused]] task* t) {

@@ -24,6 +24,10 @@ struct park_args {
 
 void scheduler::after_park(fiber* from, void* arg) {
   park_args pa = *static_cast<park_args*>(arg);  // copy: the parked stack may resume any time
+  HYTASK_ASSERT(from->parked_task == nullptr, "a fiber is parked with two tasks");
+#if defined(HYTASK_ASSERTIONS)
+  from->parked_task = pa.t;
+#endif
   pa.t->fiber = from;
   pa.arm(pa.t, pa.arg);
 }
@@ -85,6 +89,7 @@ void scheduler::suspend(arm_fn arm, void* arg) {
   if (next != nullptr && (next->flags & detail::flag_started)) {
     w->current_task = nullptr;  // t is parked from here on
     begin_run(w, next);
+    unpark(next);
     switch_to(running_fiber(), static_cast<fiber*>(next->fiber), &after_park, &pa);
     return;  // resumed by begin_run + a switch to this fiber
   }

@@ -1,10 +1,15 @@
 // Task records and fiber stacks: per-worker caches over a global pool.
 #include "core/scheduler.hpp"
 
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
 #include <mutex>
 
 #include "core/cpu.hpp"
 #include "core/dependency.hpp"
+#include "core/fiber.hpp"
+#include "core/stderr_drain.hpp"
 #include "core/scheduler_internal.hpp"
 
 namespace hytask::core {
@@ -120,10 +125,26 @@ fiber* scheduler::take_fiber(worker* w) {
     --w->fiber_pool_size;
     return f;
   }
-  return create_fiber(settings_.stack_size);
+  try {
+    return create_fiber(settings_.stack_size);
+  } catch (const std::exception& e) {
+    // A fiber is taken where a task or main suspends: it has posted an MPI operation into
+    // its stack, or has children that refer to it. Throwing would unwind that stack while
+    // others still write into it (a silent wrong answer), so this is fatal.
+    std::fprintf(stderr,
+                 "hytask: fatal: a task cannot suspend, no stack for a new fiber: %s. %zu fibers "
+                 "exist, each a stack of %zu KiB; this system affords about %zu. Lower "
+                 "HYTASK_MAX_TASKS (fewer tasks waiting at once) or HYTASK_STACK_SIZE, or raise "
+                 "the sysctl vm.max_map_count.\n",
+                 e.what(), live_fibers(), settings_.stack_size / 1024, fiber_limit());
+    std::fflush(stderr);
+    wait_until_stderr_read();
+    std::abort();
+  }
 }
 
 void scheduler::after_recycle(fiber* from, void*) {
+  HYTASK_ASSERT(from->parked_task == nullptr, "a fiber with a parked task is recycled");
   worker* w = current_worker();
   if (w->fiber_pool_size >= fiber_pool_cap) {
     destroy_fiber(from);

@@ -113,6 +113,36 @@ TEST(Throttle, ManySuspendedTasksBeyondTheLimitCostLittle) {
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s);
 }
 
+TEST(Throttle, ASlowWakeUpDoesNotLetSpawningRunAheadWithoutBound) {
+  // The tasks in flight wait for something slow, not for tasks yet to be spawned (a peer rank
+  // that is descheduled, here a thread that sets the event after 150 ms). A frozen count looks
+  // the same, so the limit is extended, but ever more slowly: each extension must see the
+  // count frozen twice as long as the one before. Doubling every millisecond let a receiving
+  // rank park tens of thousands of tasks, a fiber each, until fibers ran out.
+  const std::size_t limit = 64;
+  hytask::runtime rt(hytask::config{.threads = 2, .max_tasks = limit});
+  g_live = 0;
+  g_peak = 0;
+  hytask::event e;
+  std::atomic<long> woke{0};
+  std::thread late([&e] {
+    std::this_thread::sleep_for(150ms);
+    e.set();
+  });
+  const long n = 20000;
+  for (long i = 0; i < n; ++i)
+    hytask::spawn([t = tracked{}, &e, &woke] {
+      e.wait();
+      woke++;
+    });
+  hytask::wait_all();
+  late.join();
+  EXPECT_EQ(woke.load(), n);
+  // Frozen 1, 2, 4, ..., 64 ms: about seven extensions in 150 ms, to 16 << 6 = 1024 beyond
+  // the limit at most (a slower machine makes fewer).
+  EXPECT_LE(g_peak.load(), static_cast<long>(limit + 1024 + 64 * 2 + 8)) << "peak " << g_peak.load();
+}
+
 TEST(Throttle, BackToTheLimitOnceTasksComplete) {
   // After a stuck phase the extension ends: a later burst is throttled at the limit again.
   hytask::runtime rt(hytask::config{.threads = 2, .max_tasks = 64});

@@ -23,22 +23,20 @@ inline long scaled(long n) {
   return d > 1 ? std::max(1L, n / d) : n;
 }
 
-// Peak resident set size of this process, in KiB (VmHWM).
-inline long peak_rss_kib() {
+// A field of /proc/self/status in KiB ("VmRSS:", "VmHWM:", "VmSize:"), or -1.
+inline long status_kib(const char* field) {
   std::ifstream f("/proc/self/status");
   std::string line;
+  const std::string key(field);
   while (std::getline(f, line))
-    if (line.rfind("VmHWM:", 0) == 0) return std::atol(line.c_str() + 6);
+    if (line.rfind(key, 0) == 0) return std::atol(line.c_str() + key.size());
   return -1;
 }
 
-inline long current_rss_kib() {
-  std::ifstream f("/proc/self/status");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("VmRSS:", 0) == 0) return std::atol(line.c_str() + 6);
-  return -1;
-}
+// Peak resident set size of this process, in KiB (VmHWM).
+inline long peak_rss_kib() { return status_kib("VmHWM:"); }
+
+inline long current_rss_kib() { return status_kib("VmRSS:"); }
 
 inline double cpu_seconds() {
   rusage ru{};
