@@ -205,11 +205,10 @@ void comm_system::post_here(operation* op) {
     rc = post_now(op);
     if (rc == MPI_SUCCESS) {
       op->state.store(op_posted, std::memory_order_release);
-      if (op->what == kind::send) {
+      const bool send = op->what == kind::send;
+      if (send || t_post_test.advise()) {
         rc = MPI_Test(&op->req, &flag, &st);
-      } else if (t_post_test.advise()) {
-        rc = MPI_Test(&op->req, &flag, &st);
-        t_post_test.learn(flag != 0);
+        if (!send) t_post_test.learn(flag != 0);
       }
     }
   }

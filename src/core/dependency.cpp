@@ -20,6 +20,14 @@ void inherit_failure(task* pred, task* succ) {
   if (core::sched::has_failed(pred)) core::sched::fail_before_start(succ, pred->error);
 }
 
+// The first fragment of a domain's map that ends after lo (it may start before), or end().
+template <class Map>
+auto first_reaching(Map& map, std::uintptr_t lo) {
+  auto it = map.upper_bound(lo);
+  if (it != map.begin() && std::prev(it)->second.hi > lo) --it;
+  return it;
+}
+
 }  // namespace
 
 void free_successor_blocks(task* t) {
@@ -203,9 +211,8 @@ void dep_domain::sweep() {
 }
 
 bool dep_domain::busy(std::uintptr_t lo, std::uintptr_t hi) const {
-  auto it = map_.upper_bound(lo);
-  if (it != map_.begin() && std::prev(it)->second.hi > lo) --it;
-  for (; it != map_.end() && it->second.lo < hi; ++it)
+  if (const fragment* f = index_find(lo); f != nullptr && f->hi == hi) return live(*f);
+  for (auto it = first_reaching(map_, lo); it != map_.end() && it->second.lo < hi; ++it)
     if (live(it->second)) return true;
   return false;
 }
@@ -254,11 +261,7 @@ int dep_domain::access_slow(task* t, std::uintptr_t lo, std::uintptr_t hi, acces
   }
   int edges = 0;
   std::uintptr_t cursor = lo;
-  auto it = map_.upper_bound(lo);
-  if (it != map_.begin()) {
-    auto prev = std::prev(it);
-    if (prev->second.hi > lo) it = prev;
-  }
+  auto it = first_reaching(map_, lo);
   while (cursor < hi) {
     if (it == map_.end() || it->second.lo >= hi) {
       edges += apply(*make_fragment(cursor, hi), t, mode);

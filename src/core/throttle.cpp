@@ -74,9 +74,8 @@ void scheduler::throttle(worker* w) {
     // comes back to the limit, where the extension ends (and the time a frozen count must
     // last is 1 ms again). Keeping that time meanwhile matters: a peer that sends in bursts
     // would otherwise make the extension swing between half and double.
-    if (extra != 0) {
-        throttle_extra_.store(extra / 2 >= quarter ? extra / 2 : 0, std::memory_order_relaxed);
-    }
+    if (extra / 2 >= quarter) throttle_extra_.store(extra / 2, std::memory_order_relaxed);
+    else if (extra != 0) end_throttle_extension();
     return;
   }
   // Stuck: spawning more is the only way forward, unless the tasks in flight wait for
@@ -88,9 +87,9 @@ void scheduler::throttle(worker* w) {
   const std::int64_t ceiling =
       std::max<std::int64_t>(limit, static_cast<std::int64_t>(fiber_limit())) - limit;
   const std::int64_t grown = std::min(std::max(quarter, 2 * extra), ceiling);
-  throttle_streak_.store(streak + 1, std::memory_order_relaxed);
   if (grown > extra) {
     throttle_extra_.store(grown, std::memory_order_relaxed);
+    throttle_streak_.store(streak + 1, std::memory_order_relaxed);
   } else if (!throttle_capped_warned_.exchange(true, std::memory_order_relaxed)) {
     std::fprintf(stderr,
                  "hytask: spawning waits: the %lld tasks in flight are all suspended, and "
