@@ -1,0 +1,294 @@
+#include "global/engine.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace hytask::global::detail {
+
+engine::engine(int rank, int nranks, engine_host& host, std::size_t max_records)
+    : rank_(rank),
+      nranks_(nranks),
+      host_(host),
+      max_records_(max_records == 0 ? 1 : max_records),
+      home_(rank, [this](std::uint64_t key) { return host_.describe(key); }),
+      announce_(nranks),
+      round_sent_(nranks, 0),
+      b_(nranks),
+      c_(nranks),
+      c_sent_(nranks, 0) {}
+
+engine::~engine() {
+  for (auto& [phase, list] : gated_)
+    for (task_record* t : list) delete t;
+}
+
+std::uint32_t engine::matched() const {
+  std::lock_guard lk(mu_);
+  return matched_;
+}
+
+std::uint32_t engine::active_phases() const {
+  std::lock_guard lk(mu_);
+  std::uint32_t oldest = matched_;
+  if (!live_.empty()) oldest = std::min(oldest, live_.begin()->first);
+  return phase_ - oldest;
+}
+
+task_record* engine::begin_task(void* task) {
+  auto* t = new task_record;
+  t->task = task;
+  std::lock_guard lk(mu_);
+  t->phase = phase_;
+  t->gate = phase_ > first_ ? 1 : 0;  // the matching of its phase
+  ++records_;
+  ++live_[phase_];
+  return t;
+}
+
+void engine::add_access(task_record* t, location where, dep_kind k) {
+  std::vector<std::pair<int, std::vector<std::byte>>> out;
+  {
+    std::lock_guard lk(mu_);
+    if (where.owner == rank_) {
+      t->owned.push_back(home_.add_local(t, where.key, k, phase_, seq_++));
+      return;
+    }
+    const std::uint64_t id = next_id_++;
+    t->remote.push_back({where.owner, id});
+    outbox& box = announce_[where.owner];
+    box.push(record{msg_type::announce, k, 0, phase_, where.key, id, seq_++});
+    ++stats_.announces_sent;
+    if (phase_ > first_) {
+      ++t->gate;  // its B record
+      awaiting_b_.emplace(id, t);
+    }
+    if (box.size() >= max_records_) {
+      box.flush(phase_, epoch_, max_records_, [&](std::vector<std::byte>&& b) {
+        out.emplace_back(where.owner, std::move(b));
+        ++round_sent_[where.owner];
+      });
+    }
+  }
+  std::vector<void*> none;
+  deliver(out, none);
+}
+
+bool engine::end_task(task_record* t) {
+  std::lock_guard lk(mu_);
+  if (t->gate == 0) return false;
+  gated_[t->phase].push_back(t);
+  return true;
+}
+
+void engine::task_completed(task_record* t) {
+  std::vector<std::pair<int, std::vector<std::byte>>> out;
+  std::vector<void*> ready;
+  {
+    std::lock_guard lk(mu_);
+    effects fx;
+    for (node* n : t->owned) home_.complete_local(n, fx);
+    for (const auto& r : t->remote) {
+      c_[r.owner].push(record{msg_type::complete, dep_kind::in, 0, 0, 0, r.id, 0});
+      ++stats_.completions_sent;
+    }
+    auto live = live_.find(t->phase);
+    if (--live->second == 0) live_.erase(live);
+    delete t;
+    --records_;
+    act(fx, ready);
+    flush_bc(out);
+  }
+  deliver(out, ready);
+}
+
+std::vector<std::uint64_t> engine::fence() {
+  std::vector<std::pair<int, std::vector<std::byte>>> out;
+  std::vector<std::uint64_t> counts;
+  {
+    std::lock_guard lk(mu_);
+    for (int r = 0; r < nranks_; ++r) {
+      announce_[r].flush(phase_, epoch_, max_records_, [&](std::vector<std::byte>&& b) {
+        out.emplace_back(r, std::move(b));
+        ++round_sent_[r];
+      });
+    }
+    counts = round_sent_;
+    std::fill(round_sent_.begin(), round_sent_.end(), 0);
+    phase_.store(phase_ + 1, std::memory_order_release);
+  }
+  std::vector<void*> none;
+  deliver(out, none);
+  return counts;
+}
+
+void engine::expect(std::uint32_t round, std::uint64_t buffers) {
+  std::lock_guard lk(mu_);
+  round_state& r = rounds_[round];
+  r.expected = true;
+  r.want = buffers;
+}
+
+bool engine::round_complete(std::uint32_t round) const {
+  std::lock_guard lk(mu_);
+  auto it = rounds_.find(round);
+  return it != rounds_.end() && it->second.expected && it->second.got == it->second.want;
+}
+
+void engine::match(std::uint32_t round) {
+  std::vector<std::pair<int, std::vector<std::byte>>> out;
+  std::vector<void*> ready;
+  {
+    std::lock_guard lk(mu_);
+    auto it = rounds_.find(round);
+    if (round != matched_ || round >= phase_ || it == rounds_.end() || !it->second.expected ||
+        it->second.got != it->second.want)
+      throw std::logic_error("hytask: internal error: phase " + std::to_string(round) +
+                             " matched out of turn (next " + std::to_string(matched_) + ")");
+    effects fx;
+    home_.match(round, round == first_, fx);
+    rounds_.erase(it);
+    ++matched_;
+    auto g = gated_.find(round);
+    if (g != gated_.end()) {
+      for (task_record* t : g->second)
+        if (--t->gate == 0) fx.ready.push_back(t);
+      gated_.erase(g);
+    }
+    act(fx, ready);
+    flush_bc(out);
+  }
+  deliver(out, ready);
+}
+
+void engine::receive(int source, std::span<const std::byte> buf) {
+  buffer_header h;
+  std::vector<record> recs;
+  if (!parse(buf, h, recs))
+    throw std::runtime_error("hytask: internal error: a global-dependency message of " +
+                             std::to_string(buf.size()) + " bytes from rank " +
+                             std::to_string(source) + " is malformed");
+  std::vector<std::pair<int, std::vector<std::byte>>> out;
+  std::vector<void*> ready;
+  {
+    std::lock_guard lk(mu_);
+    ++stats_.buffers_received;
+    if (h.epoch != epoch_) {
+      // From a rank that finished this wait_all and went on: for after our reset.
+      stashed_.emplace_back(source, std::vector<std::byte>(buf.begin(), buf.end()));
+      return;
+    }
+    take(source, h, recs, ready);
+    flush_bc(out);
+  }
+  deliver(out, ready);
+}
+
+void engine::take(int source, const buffer_header& h, const std::vector<record>& recs,
+                  std::vector<void*>& ready) {
+  if (h.round == completion_round) ++c_received_;
+  else if (h.round != release_round) ++rounds_[h.round].got;
+  effects fx;
+  for (const record& r : recs) {
+    switch (r.type) {
+      case msg_type::announce:
+        home_.add_remote(source, r);
+        break;
+      case msg_type::release: {
+        auto it = awaiting_b_.find(r.id);
+        if (it == awaiting_b_.end())
+          throw std::logic_error("hytask: internal error: rank " + std::to_string(source) +
+                                 " released an access that does not wait");
+        task_record* t = it->second;
+        awaiting_b_.erase(it);
+        if (--t->gate == 0) fx.ready.push_back(t);
+        break;
+      }
+      case msg_type::complete:
+        home_.complete_remote(source, r.id, fx);
+        break;
+      default:
+        throw std::logic_error("hytask: internal error: unknown global-dependency record");
+    }
+  }
+  act(fx, ready);
+}
+
+void engine::act(effects& fx, std::vector<void*>& ready) {
+  for (const auto& [r, id] : fx.releases) {
+    b_[r].push(record{msg_type::release, dep_kind::in, 0, 0, 0, id, 0});
+    ++stats_.releases_sent;
+  }
+  for (task_record* t : fx.ready) ready.push_back(t->task);
+}
+
+void engine::flush_bc(std::vector<std::pair<int, std::vector<std::byte>>>& out) {
+  for (int r = 0; r < nranks_; ++r) {
+    if (!b_[r].empty())
+      b_[r].flush(release_round, epoch_, max_records_,
+                  [&](std::vector<std::byte>&& b) { out.emplace_back(r, std::move(b)); });
+    if (!c_[r].empty())
+      c_[r].flush(completion_round, epoch_, max_records_, [&](std::vector<std::byte>&& b) {
+        out.emplace_back(r, std::move(b));
+        ++c_sent_[r];
+      });
+  }
+}
+
+void engine::deliver(std::vector<std::pair<int, std::vector<std::byte>>>& out,
+                     std::vector<void*>& ready) {
+  stats_buffers_sent_.fetch_add(out.size(), std::memory_order_relaxed);
+  for (auto& [dest, b] : out) host_.send(dest, std::move(b));
+  for (void* t : ready) host_.release(t);
+}
+
+std::vector<std::uint64_t> engine::drain_counts() {
+  std::lock_guard lk(mu_);
+  std::vector<std::uint64_t> c = c_sent_;
+  std::fill(c_sent_.begin(), c_sent_.end(), 0);
+  return c;
+}
+
+void engine::expect_drain(std::uint64_t buffers) {
+  std::lock_guard lk(mu_);
+  drain_want_ = buffers;
+  drain_expected_ = true;
+}
+
+bool engine::drained() const {
+  std::lock_guard lk(mu_);
+  return drain_expected_ && c_received_ == drain_want_;
+}
+
+void engine::reset() {
+  std::vector<std::pair<int, std::vector<std::byte>>> stash;
+  {
+    std::lock_guard lk(mu_);
+    if (!drain_expected_ || c_received_ != drain_want_ || !home_.idle() || records_ != 0 ||
+        !awaiting_b_.empty() || !gated_.empty() || !rounds_.empty() || matched_ != phase_)
+      throw std::logic_error(
+          "hytask: internal error: global-dependency state left after wait_all (" +
+          std::to_string(home_.nodes()) + " nodes, " + std::to_string(records_) +
+          " tasks, phase " + std::to_string(phase_) + " matched " + std::to_string(matched_) +
+          ")");
+    c_received_ = 0;
+    drain_want_ = 0;
+    drain_expected_ = false;
+    first_ = phase_;
+    ++epoch_;
+    stash.swap(stashed_);
+  }
+  for (auto& [source, b] : stash) receive(source, b);
+}
+
+engine_stats engine::stats() const {
+  std::lock_guard lk(mu_);
+  engine_stats s = stats_;
+  s.buffers_sent = stats_buffers_sent_.load(std::memory_order_relaxed);
+  s.records_alive = records_;
+  s.nodes_alive = home_.nodes();
+  s.chains_alive = home_.chains();
+  return s;
+}
+
+}  // namespace hytask::global::detail

@@ -1,0 +1,135 @@
+// One rank's side of seed 001's protocol (§3.3), free of MPI and of the task scheduler: it
+// is driven by a host — the MPI runtime, or the in-process simulation of the tests — that
+// moves its buffers, runs the matching rounds' collective and releases the tasks it gates.
+//
+// Discovery (one thread, the one that spawns): begin_task, add_access per global access,
+// end_task, which says whether the task must also wait for host.release(task). An access to
+// another rank's location becomes an A record for its owner; one to this rank's, a node of
+// the home chains. fence() closes the discovery phase; its A records leave in buffers of that
+// round, and the host sums over ranks how many buffers each rank must receive for it
+// (expect); once they are in, match(round) extends the home chains (phases in order).
+// task_completed (any thread) sends C records and releases successors of other ranks;
+// receive (any thread) takes every buffer.
+//
+// Rules (seed 001 §3.4): no task of a phase runs before its phase is matched, except in a
+// first phase (the program's, or the one after a wait_all), which has no predecessors on
+// other ranks; a remote access also waits for the owner's B record. wait_all drains: once
+// this rank's tasks have completed it sends no more C records, and drain_counts /
+// expect_drain / drained account for those still in flight; B records need no count, each
+// is awaited by a task. reset() then starts a first phase again.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "global/home.hpp"
+#include "global/messages.hpp"
+#include "global/task_record.hpp"
+
+namespace hytask::global::detail {
+
+class engine_host {
+ public:
+  virtual ~engine_host() = default;
+  // Delivers buf to rank dest's engine (receive). Called without the engine's lock, from
+  // whichever thread caused the message; one thread's buffers to one rank in order.
+  virtual void send(int dest, std::vector<std::byte> buf) = 0;
+  // The gate of a task for which end_task returned true has opened.
+  virtual void release(void* task) = 0;
+  // Names a location of this rank in error messages ("element 17 of global_array 2").
+  virtual std::string describe(std::uint64_t key) const = 0;
+};
+
+struct engine_stats {
+  std::uint64_t announces_sent = 0, releases_sent = 0, completions_sent = 0;
+  std::uint64_t buffers_sent = 0, buffers_received = 0;
+  std::size_t records_alive = 0, nodes_alive = 0, chains_alive = 0;
+};
+
+class engine {
+ public:
+  // max_records: records per buffer (the receiver's buffer size).
+  engine(int rank, int nranks, engine_host& host, std::size_t max_records = 2048);
+  ~engine();
+  engine(const engine&) = delete;
+  engine& operator=(const engine&) = delete;
+
+  int rank() const noexcept { return rank_; }
+  int size() const noexcept { return nranks_; }
+  // The discovery phase (any thread may ask).
+  std::uint32_t phase() const noexcept { return phase_.load(std::memory_order_acquire); }
+  std::uint32_t matched() const;                             // phases below are matched
+  // Phases from the oldest one not matched or with a task not completed to the discovery
+  // phase: the window of active phases (seed 001 §5.2.1) bounds it.
+  std::uint32_t active_phases() const;
+
+  task_record* begin_task(void* task);
+  void add_access(task_record* t, location where, dep_kind k);
+  bool end_task(task_record* t);
+  void task_completed(task_record* t);
+
+  // Closes the discovery phase; returns the A buffers sent to each rank for it.
+  std::vector<std::uint64_t> fence();
+  void expect(std::uint32_t round, std::uint64_t buffers);
+  bool round_complete(std::uint32_t round) const;
+  void match(std::uint32_t round);  // round == matched(), round_complete(round)
+
+  void receive(int source, std::span<const std::byte> buf);
+
+  // C buffers sent to each rank since the last drain; call once this rank's tasks are done.
+  std::vector<std::uint64_t> drain_counts();
+  void expect_drain(std::uint64_t buffers);
+  bool drained() const;
+  void reset();
+
+  engine_stats stats() const;
+
+ private:
+  struct round_state {
+    bool expected = false;
+    std::uint64_t want = 0, got = 0;
+  };
+  void take(int source, const buffer_header& h, const std::vector<record>& recs,
+            std::vector<void*>& ready);
+  void flush_bc(std::vector<std::pair<int, std::vector<std::byte>>>& out);
+  void act(effects& fx, std::vector<void*>& ready);
+  void deliver(std::vector<std::pair<int, std::vector<std::byte>>>& out,
+               std::vector<void*>& ready);
+
+  const int rank_, nranks_;
+  engine_host& host_;
+  const std::size_t max_records_;
+
+  mutable std::mutex mu_;
+  home home_;
+  std::atomic<std::uint32_t> phase_{0};  // written by discovery, under mu_
+  std::uint32_t matched_ = 0;      // next phase to match
+  std::uint32_t first_ = 0;        // the current first phase
+  std::uint64_t seq_ = 0;          // discovery order of accesses
+  std::uint64_t next_id_ = 1;      // names of remote accesses
+  std::uint32_t epoch_ = 0;        // wait_all drains completed
+  std::vector<outbox> announce_;   // A records of the discovery phase, per owner
+  std::vector<std::uint64_t> round_sent_;  // A buffers of the discovery phase, per owner
+  std::vector<outbox> b_;          // B records, per rank
+  std::vector<outbox> c_;          // C records, per rank
+  std::vector<std::uint64_t> c_sent_;      // C buffers since the last drain, per rank
+  std::map<std::uint32_t, round_state> rounds_;
+  std::map<std::uint32_t, std::vector<task_record*>> gated_;  // held by their phase's matching
+  std::unordered_map<std::uint64_t, task_record*> awaiting_b_;
+  std::vector<std::pair<int, std::vector<std::byte>>> stashed_;  // of the next epoch
+  std::uint64_t c_received_ = 0, drain_want_ = 0;
+  bool drain_expected_ = false;
+  std::size_t records_ = 0;
+  std::map<std::uint32_t, std::size_t> live_;  // tasks not completed, per phase
+  engine_stats stats_;
+  std::atomic<std::uint64_t> stats_buffers_sent_{0};
+};
+
+}  // namespace hytask::global::detail

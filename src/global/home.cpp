@@ -1,0 +1,217 @@
+#include "global/home.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "hytask/errors.hpp"
+
+namespace hytask::global::detail {
+
+home::home(int self, std::function<std::string(std::uint64_t)> describe)
+    : self_(self), describe_(std::move(describe)) {}
+
+home::~home() {
+  std::vector<node*> all;
+  for (auto& [key, c] : chains_) {
+    if (c.last_out) all.push_back(c.last_out);
+    for (node* r : c.readers) all.push_back(r);
+  }
+  for (auto& [phase, list] : unmatched_)
+    for (const entry& e : list) all.push_back(e.n);
+  for (auto& [k, n] : remote_)
+    if (n->matched && !n->in_chain) all.push_back(n);
+  std::sort(all.begin(), all.end());
+  all.erase(std::unique(all.begin(), all.end()), all.end());
+  for (node* n : all) delete n;
+  for (node* n : free_) delete n;
+}
+
+std::uint64_t home::remote_key(int rank, std::uint64_t id) noexcept {
+  // Ids are per-rank sequence numbers (under 2^44 in any run); the rank fills the top bits.
+  return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(rank)) << 44) ^ id;
+}
+
+node* home::new_node() {
+  node* n;
+  if (!free_.empty()) {
+    n = free_.back();
+    free_.pop_back();
+  } else {
+    n = new node;
+  }
+  ++nodes_;
+  return n;
+}
+
+void home::free_node(node* n) {
+  n->succ.clear();
+  std::vector<node*> keep = std::move(n->succ);
+  *n = node{};
+  n->succ = std::move(keep);  // keeps its capacity for the next use
+  --nodes_;
+  free_.push_back(n);
+}
+
+bool home::idle() const noexcept {
+  return nodes_ == 0 && chains_.empty() && unmatched_.empty() && remote_.empty() &&
+         early_complete_.empty();
+}
+
+node* home::add_local(task_record* t, std::uint64_t key, dep_kind k, std::uint32_t phase,
+                      std::uint64_t seq) {
+  node* n = new_node();
+  n->task = t;
+  n->rank = self_;
+  n->kind = k;
+  unmatched_[phase].push_back(entry{key, self_, seq, n});
+  return n;
+}
+
+void home::add_remote(int rank, const record& a) {
+  node* n = new_node();
+  n->id = a.id;
+  n->rank = rank;
+  n->kind = a.kind;
+  const std::uint64_t rk = remote_key(rank, a.id);
+  if (early_complete_.erase(rk)) n->complete = true;
+  else remote_.emplace(rk, n);
+  unmatched_[a.phase].push_back(entry{a.key, rank, a.seq, n});
+}
+
+void home::complete_local(node* n, effects& fx) {
+  n->task = nullptr;
+  finish(n, fx);
+}
+
+void home::complete_remote(int rank, std::uint64_t id, effects& fx) {
+  const std::uint64_t rk = remote_key(rank, id);
+  auto it = remote_.find(rk);
+  if (it == remote_.end()) {
+    early_complete_.insert(rk);
+    return;
+  }
+  node* n = it->second;
+  remote_.erase(it);
+  finish(n, fx);
+}
+
+// n's task completed: its successors on other ranks lose a predecessor.
+void home::finish(node* n, effects& fx) {
+  n->complete = true;
+  if (!n->matched) return;  // matching will find it complete
+  for (node* s : n->succ) {
+    if (s->task) {
+      if (--s->task->gate == 0) fx.ready.push_back(s->task);
+    } else if (--s->waiting == 0) {
+      fx.releases.emplace_back(s->rank, s->id);
+    }
+  }
+  n->succ.clear();
+  if (!n->in_chain) {
+    free_node(n);
+    return;
+  }
+  chain* c = n->where;
+  if (--c->incomplete == 0) drop_chain(c->key, *c);
+}
+
+void home::enter(chain& c, node* n) {
+  n->in_chain = true;
+  n->where = &c;
+  if (!n->complete) ++c.incomplete;
+}
+
+void home::leave(node* n) {
+  chain* c = n->where;
+  n->in_chain = false;
+  n->where = nullptr;
+  if (n->complete) free_node(n);
+  else --c->incomplete;
+}
+
+void home::drop_chain(std::uint64_t key, chain& c) {
+  // Every node in it has completed: later accesses have nothing to wait for here.
+  if (c.last_out) free_node(c.last_out);
+  for (node* r : c.readers) free_node(r);
+  chains_.erase(key);
+}
+
+void home::conflict(std::uint64_t key, std::uint32_t phase, const entry* b, const entry* e) {
+  // Name a writer and a rank other than it.
+  const entry* w = nullptr;
+  for (const entry* p = b; p != e; ++p)
+    if (p->n->kind == dep_kind::out) {
+      w = p;
+      break;
+    }
+  const entry* o = nullptr;
+  for (const entry* p = b; p != e; ++p)
+    if (p->rank != w->rank) {
+      o = p;
+      break;
+    }
+  auto kind = [](const entry* x) { return x->n->kind == dep_kind::out ? "out/inout" : "in"; };
+  throw hytask::usage_error(
+      "hytask: conflicting accesses to " + describe_(key) + " in phase " +
+      std::to_string(phase) + ": rank " + std::to_string(w->rank) + " declares " + kind(w) +
+      " and rank " + std::to_string(o->rank) + " declares " + kind(o) +
+      "; within one phase, accesses of different ranks to one location must all be "
+      "reads. Separate the write from the other rank's access with hytask::fence() on "
+      "every rank (seed 001 §3.4)");
+}
+
+void home::match(std::uint32_t phase, bool first, effects& fx) {
+  auto it = unmatched_.find(phase);
+  if (it == unmatched_.end()) return;
+  std::vector<entry> list = std::move(it->second);
+  unmatched_.erase(it);
+  std::stable_sort(list.begin(), list.end(), [](const entry& a, const entry& b) {
+    if (a.key != b.key) return a.key < b.key;
+    if (a.rank != b.rank) return a.rank < b.rank;
+    return a.seq < b.seq;
+  });
+
+  for (std::size_t i = 0; i < list.size();) {
+    std::size_t j = i;
+    bool write = false, ranks = false;
+    for (; j < list.size() && list[j].key == list[i].key; ++j) {
+      write |= list[j].n->kind == dep_kind::out;
+      ranks |= list[j].rank != list[i].rank;
+    }
+    if (write && ranks) conflict(list[i].key, phase, &list[i], &list[0] + j);
+
+    chain& c = chains_[list[i].key];
+    c.key = list[i].key;
+    for (std::size_t k = i; k < j; ++k) {
+      node* g = list[k].n;
+      g->matched = true;
+      auto edge = [&](node* p) {
+        if (p->complete || p->rank == g->rank) return;
+        p->succ.push_back(g);
+        if (g->task) ++g->task->gate;
+        else ++g->waiting;
+      };
+      if (c.last_out) edge(c.last_out);
+      if (g->kind == dep_kind::out) {
+        for (node* r : c.readers) edge(r);
+        for (node* r : c.readers) leave(r);
+        c.readers.clear();
+        if (c.last_out) leave(c.last_out);
+        c.last_out = g;
+      } else {
+        c.readers.push_back(g);
+      }
+      enter(c, g);
+    }
+    // Remote accesses with nothing to wait for are released now (a first phase's need no B).
+    for (std::size_t k = i; k < j; ++k) {
+      node* g = list[k].n;
+      if (!first && g->task == nullptr && g->rank != self_ && g->waiting == 0 && !g->complete)
+        fx.releases.emplace_back(g->rank, g->id);
+    }
+    if (c.incomplete == 0) drop_chain(c.key, c);
+    i = j;
+  }
+}
+
+}  // namespace hytask::global::detail

@@ -1,0 +1,113 @@
+// The owner's side of global dependencies (seed 001 §3.3, Fig. 3.6): for each location this
+// rank owns, the chain of accesses that orders the tasks of every rank touching it.
+//
+// Each access to an owned location is a node: a local one (a task of this rank, created
+// when the task is spawned) or a remote one (created when its A record arrives). Nodes of
+// phase P enter the location's chain when phase P is matched, in the order (location, rank,
+// discovery order); the local rule (Fig. 3.2) applied in that order yields the global rule's
+// edges (Fig. 3.4), since one phase holds either one rank's accesses to a location or only
+// reads. Only edges between different ranks are kept: an edge within a rank is the core's
+// tracker's business (each rank orders its own accesses, remote ones included, by address),
+// and where it is skipped a path through other ranks' nodes remains.
+//
+// A chain keeps the last writer and the readers since; nodes leave it when a later writer
+// supersedes them, and a chain whose nodes have all completed is dropped. So memory follows
+// the accesses in flight, not the program's length.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "global/messages.hpp"
+#include "global/task_record.hpp"
+
+namespace hytask::global::detail {
+
+struct chain;
+
+struct node {
+  task_record* task = nullptr;  // a local access: its task, until the task completes
+  std::uint64_t id = 0;         // a remote access: the accessor's name for it
+  int rank = 0;                 // the accessing rank
+  dep_kind kind = dep_kind::in;
+  bool complete = false;
+  bool matched = false;
+  bool in_chain = false;
+  std::uint32_t waiting = 0;    // a remote access: unfinished predecessors on other ranks
+  chain* where = nullptr;       // while in_chain
+  std::vector<node*> succ;      // accesses of other ranks that wait for this one
+};
+
+// What a matching or a completion caused, for the engine to act on outside its lock.
+struct effects {
+  std::vector<std::pair<int, std::uint64_t>> releases;  // (rank, access id): send B
+  std::vector<task_record*> ready;                       // local tasks whose gate opened
+};
+
+class home {
+ public:
+  // describe(key) names a location of this rank for error messages.
+  home(int self, std::function<std::string(std::uint64_t)> describe);
+  ~home();
+  home(const home&) = delete;
+  home& operator=(const home&) = delete;
+
+  // A task of this rank accesses an owned location in `phase`; seq is its discovery order.
+  node* add_local(task_record* t, std::uint64_t key, dep_kind k, std::uint32_t phase,
+                  std::uint64_t seq);
+  // An A record from `rank`.
+  void add_remote(int rank, const record& a);
+  // The local task of n completed.
+  void complete_local(node* n, effects& fx);
+  // A C record from `rank`; it may precede its A record's matching (a task of a first phase).
+  void complete_remote(int rank, std::uint64_t id, effects& fx);
+  // Matches `phase`: every A record of it must have arrived. `first`: the first phase of the
+  // program or after a wait_all, whose accesses have no predecessors and get no B. Throws
+  // hytask::usage_error on conflicting accesses of two ranks.
+  void match(std::uint32_t phase, bool first, effects& fx);
+
+  // Nodes and chains alive, and whether nothing at all is left (after a drained wait_all).
+  std::size_t nodes() const noexcept { return nodes_; }
+  std::size_t chains() const noexcept { return chains_.size(); }
+  bool idle() const noexcept;
+
+ private:
+  struct entry {
+    std::uint64_t key;
+    int rank;
+    std::uint64_t seq;
+    node* n;
+  };
+  node* new_node();
+  void free_node(node* n);
+  void finish(node* n, effects& fx);
+  void enter(chain& c, node* n);
+  void leave(node* n);
+  void drop_chain(std::uint64_t key, chain& c);
+  [[noreturn]] void conflict(std::uint64_t key, std::uint32_t phase, const entry* b, const entry* e);
+  static std::uint64_t remote_key(int rank, std::uint64_t id) noexcept;
+
+  int self_;
+  std::function<std::string(std::uint64_t)> describe_;
+  std::unordered_map<std::uint64_t, chain> chains_;
+  std::map<std::uint32_t, std::vector<entry>> unmatched_;         // by phase
+  std::unordered_map<std::uint64_t, node*> remote_;               // awaiting their C
+  std::unordered_set<std::uint64_t> early_complete_;              // C before the A was seen
+  std::vector<node*> free_;
+  std::size_t nodes_ = 0;
+};
+
+struct chain {
+  std::uint64_t key = 0;
+  node* last_out = nullptr;
+  std::vector<node*> readers;    // since last_out
+  std::uint32_t incomplete = 0;  // nodes in the chain that have not completed
+};
+
+}  // namespace hytask::global::detail

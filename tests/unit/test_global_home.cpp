@@ -1,0 +1,212 @@
+// The owner's matcher of global dependencies (src/global/home.hpp), one dependency kind at a
+// time: which B records a matching or a completion causes, and when.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "global/home.hpp"
+#include "hytask/errors.hpp"
+
+namespace gd = hytask::global::detail;
+
+namespace {
+
+constexpr std::uint64_t loc = 42;
+
+gd::home make_home(int self = 0) {
+  return gd::home(self, [](std::uint64_t key) { return "location " + std::to_string(key); });
+}
+
+gd::record announce(gd::dep_kind k, std::uint32_t phase, std::uint64_t id, std::uint64_t seq,
+                    std::uint64_t key = loc) {
+  return gd::record{gd::msg_type::announce, k, 0, phase, key, id, seq};
+}
+
+using releases = std::vector<std::pair<int, std::uint64_t>>;
+
+}  // namespace
+
+TEST(GlobalHome, ReadAfterRemoteWriteWaitsForTheWritersCompletion) {
+  gd::home h = make_home();
+  h.add_remote(1, announce(gd::dep_kind::out, 0, 7, 1));
+  h.add_remote(2, announce(gd::dep_kind::in, 1, 9, 1));
+  gd::effects fx;
+  h.match(0, true, fx);
+  EXPECT_TRUE(fx.releases.empty());  // a first phase's accesses get no B
+  h.match(1, false, fx);
+  EXPECT_TRUE(fx.releases.empty()) << "the reader was released before the writer completed";
+  h.complete_remote(1, 7, fx);
+  EXPECT_EQ(fx.releases, (releases{{2, 9}}));
+}
+
+TEST(GlobalHome, LocalTaskAfterRemoteWriteIsGatedUntilTheWriterCompletes) {
+  gd::home h = make_home();
+  gd::task_record t;
+  t.gate = 1;  // its phase's matching, as the engine sets it
+  h.add_remote(1, announce(gd::dep_kind::out, 0, 7, 1));
+  gd::node* n = h.add_local(&t, loc, gd::dep_kind::in, 1, 1);
+  gd::effects fx;
+  h.match(0, true, fx);
+  h.match(1, false, fx);
+  EXPECT_EQ(t.gate, 2);  // matching share + the remote writer
+  h.complete_remote(1, 7, fx);
+  EXPECT_EQ(t.gate, 1);
+  EXPECT_TRUE(fx.ready.empty());
+  h.complete_local(n, fx);
+}
+
+TEST(GlobalHome, WriteAfterRemoteReadsWaitsForEveryReader) {
+  gd::home h = make_home();
+  h.add_remote(1, announce(gd::dep_kind::in, 0, 1, 1));
+  h.add_remote(2, announce(gd::dep_kind::in, 0, 2, 1));
+  h.add_remote(3, announce(gd::dep_kind::out, 1, 3, 1));
+  gd::effects fx;
+  h.match(0, true, fx);
+  h.match(1, false, fx);
+  EXPECT_TRUE(fx.releases.empty());
+  h.complete_remote(2, 2, fx);
+  EXPECT_TRUE(fx.releases.empty()) << "the writer ran before rank 1's reader completed";
+  h.complete_remote(1, 1, fx);
+  EXPECT_EQ(fx.releases, (releases{{3, 3}}));
+}
+
+TEST(GlobalHome, WriteAfterRemoteWriteWaits) {
+  gd::home h = make_home();
+  h.add_remote(1, announce(gd::dep_kind::out, 0, 1, 1));
+  h.add_remote(2, announce(gd::dep_kind::out, 1, 2, 1));
+  gd::effects fx;
+  h.match(0, true, fx);
+  h.match(1, false, fx);
+  EXPECT_TRUE(fx.releases.empty());
+  h.complete_remote(1, 1, fx);
+  EXPECT_EQ(fx.releases, (releases{{2, 2}}));
+}
+
+TEST(GlobalHome, TheLastWriteOfAPhaseIsDominant) {
+  gd::home h = make_home();
+  // Rank 1 writes, reads and writes again in phase 0; rank 2 reads in phase 1.
+  h.add_remote(1, announce(gd::dep_kind::out, 0, 1, 1));
+  h.add_remote(1, announce(gd::dep_kind::in, 0, 2, 2));
+  h.add_remote(1, announce(gd::dep_kind::out, 0, 3, 3));
+  h.add_remote(2, announce(gd::dep_kind::in, 1, 4, 1));
+  gd::effects fx;
+  h.match(0, true, fx);
+  h.match(1, false, fx);
+  EXPECT_TRUE(fx.releases.empty());
+  h.complete_remote(1, 1, fx);
+  h.complete_remote(1, 2, fx);
+  EXPECT_TRUE(fx.releases.empty()) << "the reader waited for the first write, not the last";
+  h.complete_remote(1, 3, fx);
+  EXPECT_EQ(fx.releases, (releases{{2, 4}}));
+}
+
+TEST(GlobalHome, OneRanksOrderIsItsDiscoveryOrderWhateverTheArrivalOrder) {
+  gd::home h = make_home();
+  // Rank 1's write (seq 1) then read (seq 2) arrive in the opposite order.
+  h.add_remote(1, announce(gd::dep_kind::in, 0, 2, 2));
+  h.add_remote(1, announce(gd::dep_kind::out, 0, 1, 1));
+  h.add_remote(2, announce(gd::dep_kind::out, 1, 3, 1));
+  gd::effects fx;
+  h.match(0, true, fx);
+  h.match(1, false, fx);
+  h.complete_remote(1, 1, fx);
+  EXPECT_TRUE(fx.releases.empty()) << "rank 1's read was taken for the older access";
+  h.complete_remote(1, 2, fx);
+  EXPECT_EQ(fx.releases, (releases{{2, 3}}));
+}
+
+TEST(GlobalHome, ReadsOfDifferentRanksAreIndependent) {
+  gd::home h = make_home();
+  h.add_remote(1, announce(gd::dep_kind::in, 0, 1, 1));
+  h.add_remote(2, announce(gd::dep_kind::in, 0, 2, 1));
+  h.add_remote(3, announce(gd::dep_kind::in, 1, 3, 1));
+  gd::effects fx;
+  h.match(0, true, fx);
+  EXPECT_TRUE(fx.releases.empty());
+  h.match(1, false, fx);
+  // Nothing was written: rank 3's read waits for nobody, although ranks 1 and 2 still read.
+  EXPECT_EQ(fx.releases, (releases{{3, 3}}));
+}
+
+TEST(GlobalHome, SameRankEdgesAreLeftToThatRanksTracker) {
+  gd::home h = make_home();
+  h.add_remote(1, announce(gd::dep_kind::out, 0, 1, 1));
+  h.add_remote(1, announce(gd::dep_kind::in, 1, 2, 1));
+  gd::effects fx;
+  h.match(0, true, fx);
+  h.match(1, false, fx);
+  EXPECT_EQ(fx.releases, (releases{{1, 2}}));
+}
+
+TEST(GlobalHome, ACompletionMayArriveBeforeItsAnnouncement) {
+  gd::home h = make_home();
+  gd::effects fx;
+  h.complete_remote(1, 1, fx);  // a first phase's task ran and completed at once
+  h.add_remote(1, announce(gd::dep_kind::out, 0, 1, 1));
+  h.add_remote(2, announce(gd::dep_kind::in, 1, 2, 1));
+  h.match(0, true, fx);
+  h.match(1, false, fx);
+  EXPECT_EQ(fx.releases, (releases{{2, 2}}));
+  h.complete_remote(2, 2, fx);
+  EXPECT_TRUE(h.idle()) << h.nodes() << " nodes, " << h.chains() << " chains left";
+}
+
+TEST(GlobalHome, ConflictingAccessesOfTwoRanksInOnePhaseAreAnErrorNamingBoth) {
+  gd::home h = make_home();
+  h.add_remote(2, announce(gd::dep_kind::in, 3, 1, 1));
+  h.add_remote(1, announce(gd::dep_kind::out, 3, 2, 1));
+  gd::effects fx;
+  h.match(0, true, fx);
+  h.match(1, false, fx);
+  h.match(2, false, fx);
+  try {
+    h.match(3, false, fx);
+    FAIL() << "no error";
+  } catch (const hytask::usage_error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("location 42"), std::string::npos) << m;
+    EXPECT_NE(m.find("phase 3"), std::string::npos) << m;
+    EXPECT_NE(m.find("rank 1 declares out"), std::string::npos) << m;
+    EXPECT_NE(m.find("rank 2 declares in"), std::string::npos) << m;
+    EXPECT_NE(m.find("hytask::fence()"), std::string::npos) << m;
+  }
+}
+
+TEST(GlobalHome, ReadsOfTwoRanksBesideTheOwnersReadAreNoConflict) {
+  gd::home h = make_home();
+  gd::task_record t;
+  gd::node* n = h.add_local(&t, loc, gd::dep_kind::in, 0, 1);
+  h.add_remote(1, announce(gd::dep_kind::in, 0, 1, 1));
+  h.add_remote(2, announce(gd::dep_kind::in, 0, 2, 1));
+  gd::effects fx;
+  EXPECT_NO_THROW(h.match(0, true, fx));
+  h.complete_local(n, fx);
+  h.complete_remote(1, 1, fx);
+  h.complete_remote(2, 2, fx);
+  EXPECT_TRUE(h.idle());
+}
+
+TEST(GlobalHome, ChainsOfCompletedAccessesAreDropped) {
+  gd::home h = make_home();
+  gd::effects fx;
+  std::uint64_t id = 1;
+  for (std::uint32_t phase = 0; phase < 1000; ++phase) {
+    for (std::uint64_t key = 0; key < 10; ++key) {
+      const int rank = 1 + static_cast<int>((phase + key) % 3);
+      h.add_remote(rank, announce(phase % 2 ? gd::dep_kind::in : gd::dep_kind::out, phase, id,
+                                  id, key));
+      ++id;
+    }
+    h.match(phase, phase == 0, fx);
+    // Complete the previous phase's accesses.
+    if (phase > 0)
+      for (std::uint64_t k = 0; k < 10; ++k) {
+        const std::uint64_t done = id - 20 + k;
+        h.complete_remote(1 + static_cast<int>((phase - 1 + k) % 3), done, fx);
+      }
+    EXPECT_LE(h.nodes(), 20u);
+  }
+}
