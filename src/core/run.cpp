@@ -140,6 +140,9 @@ void scheduler::release_successors(worker* w, task* t) {
 void scheduler::complete(worker* w, task* t) {
   release_successors(w, t);
   const std::uint32_t flags = t->flags;
+  // Before the parent hears of it: a wait_all that returns has told the watcher of every
+  // child (the global layer counts its completion messages there).
+  if (flags & detail::flag_watched) t->on_complete(t);
   if (flags & detail::flag_parent) {
     if (t->domain) {
       detail::dep_domain::recycle(t->domain);

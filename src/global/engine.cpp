@@ -35,14 +35,20 @@ std::uint32_t engine::active_phases() const {
   return phase_ - oldest;
 }
 
-task_record* engine::begin_task(void* task) {
+task_record* engine::begin_task(void* task, bool& gated) {
   auto* t = new task_record;
   t->task = task;
   std::lock_guard lk(mu_);
   t->phase = phase_;
-  t->gate = phase_ > first_ ? 1 : 0;  // the matching of its phase
   ++records_;
   ++live_[phase_];
+  // Held by the matching of its phase, which cannot happen before the phase closes, so its
+  // accesses' B records can be added to the gate as they are declared.
+  gated = phase_ > first_;
+  if (gated) {
+    t->gate = 1;
+    gated_[t->phase].push_back(t);
+  }
   return t;
 }
 
@@ -72,13 +78,6 @@ void engine::add_access(task_record* t, location where, dep_kind k) {
   }
   std::vector<void*> none;
   deliver(out, none);
-}
-
-bool engine::end_task(task_record* t) {
-  std::lock_guard lk(mu_);
-  if (t->gate == 0) return false;
-  gated_[t->phase].push_back(t);
-  return true;
 }
 
 void engine::task_completed(task_record* t) {

@@ -2,8 +2,8 @@
 // is driven by a host — the MPI runtime, or the in-process simulation of the tests — that
 // moves its buffers, runs the matching rounds' collective and releases the tasks it gates.
 //
-// Discovery (one thread, the one that spawns): begin_task, add_access per global access,
-// end_task, which says whether the task must also wait for host.release(task). An access to
+// Discovery (one thread, the one that spawns): begin_task, which says whether the task must
+// also wait for host.release(task), then add_access per global access. An access to
 // another rank's location becomes an A record for its owner; one to this rank's, a node of
 // the home chains. fence() closes the discovery phase; its A records leave in buffers of that
 // round, and the host sums over ranks how many buffers each rank must receive for it
@@ -41,7 +41,7 @@ class engine_host {
   // Delivers buf to rank dest's engine (receive). Called without the engine's lock, from
   // whichever thread caused the message; one thread's buffers to one rank in order.
   virtual void send(int dest, std::vector<std::byte> buf) = 0;
-  // The gate of a task for which end_task returned true has opened.
+  // The gate of a task that begin_task said is gated has opened.
   virtual void release(void* task) = 0;
   // Names a location of this rank in error messages ("element 17 of global_array 2").
   virtual std::string describe(std::uint64_t key) const = 0;
@@ -70,9 +70,11 @@ class engine {
   // phase: the window of active phases (seed 001 §5.2.1) bounds it.
   std::uint32_t active_phases() const;
 
-  task_record* begin_task(void* task);
+  // A task of the discovery phase with global accesses, before its first one; `gated`: it
+  // must also wait for host.release(task) (one external dependency, decided here because
+  // accesses are declared one at a time).
+  task_record* begin_task(void* task, bool& gated);
   void add_access(task_record* t, location where, dep_kind k);
-  bool end_task(task_record* t);
   void task_completed(task_record* t);
 
   // Closes the discovery phase; returns the A buffers sent to each rank for it.

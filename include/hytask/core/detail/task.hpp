@@ -24,6 +24,7 @@ enum task_flags : std::uint32_t {
   flag_error = 1u << 6,     // the body threw (its exception is in line 2)
   flag_failed = 1u << 7,    // a predecessor (task or request) failed: the body is skipped
   flag_queued = 1u << 8,    // in a ready queue (checked by the scheduler's debug assertions)
+  flag_watched = 1u << 9,   // a layer above the core hears of its completion (core/watch.hpp)
 };
 // Line 2 needs a look at completion and reuse only when one of these is set; a leaf task
 // without a name never touches it.
@@ -105,7 +106,8 @@ struct alignas(64) task {
   void* fiber = nullptr;                   // parked context while suspended
   dep_domain* domain = nullptr;            // dependency tracker for this task's children
   task* link = nullptr;                    // intrusive link for mailboxes and yield lists
-  complete_hook_fn on_complete = nullptr;  // internal tasks: called instead of parent accounting
+  // Internal tasks: called instead of parent accounting; watched ones: called at completion.
+  complete_hook_fn on_complete = nullptr;
   void* hook_arg = nullptr;
 
   // ---- line 4
