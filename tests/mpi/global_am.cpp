@@ -1,0 +1,152 @@
+// The global layer's two-sided active messages (src/global/am.hpp) on real ranks, without
+// the runtime: rounds of random buffers to random ranks (itself included), sent from two
+// threads while a third polls, the next round's buffers sent before the last round has
+// completed. Each buffer must arrive once, intact, and each round's collective must count
+// exactly the buffers of that round that reach this rank.
+#include <mpi.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "global/am.hpp"
+
+namespace gd = hytask::global::detail;
+
+namespace {
+
+struct header {
+  std::uint32_t round, source;
+  std::uint64_t seq;
+};
+
+std::byte pattern(std::uint32_t source, std::uint64_t seq, std::size_t i) {
+  return static_cast<std::byte>((source * 131 + seq * 7 + i) & 0xff);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (provided < MPI_THREAD_MULTIPLE) {
+    std::fprintf(stderr, "global_am: this MPI gives no MPI_THREAD_MULTIPLE\n");
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  constexpr int rounds = 60;
+  constexpr std::size_t max_bytes = 2048;
+  std::vector<std::atomic<std::uint64_t>> got_round(rounds), want_round(rounds);
+  std::vector<std::atomic<bool>> round_done(rounds);
+  std::vector<std::atomic<std::uint64_t>> got_from(static_cast<std::size_t>(size));
+  std::atomic<int> corrupt{0};
+
+  {
+    gd::am_two_sided am(
+        MPI_COMM_WORLD,
+        [&](int source, std::span<const std::byte> buf) {
+          header h;
+          if (buf.size() < sizeof h) {
+            ++corrupt;
+            return;
+          }
+          std::memcpy(&h, buf.data(), sizeof h);
+          bool ok = static_cast<int>(h.source) == source && h.round < rounds;
+          for (std::size_t i = sizeof h; ok && i < buf.size(); ++i)
+            ok = buf[i] == pattern(h.source, h.seq, i);
+          if (!ok) {
+            ++corrupt;
+            return;
+          }
+          ++got_round[h.round];
+          ++got_from[static_cast<std::size_t>(source)];
+        },
+        max_bytes, 4);
+
+    std::atomic<bool> stop{false};
+    std::thread poller([&] {
+      while (!stop) {
+        if (!am.poll()) std::this_thread::yield();
+      }
+    });
+
+    std::vector<std::uint64_t> sent_to(static_cast<std::size_t>(size), 0);
+    std::mt19937_64 rng(1234 + static_cast<unsigned>(rank));
+    std::uint64_t seq = 0;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    auto wait_round = [&](int r) {
+      while (!(round_done[r] && got_round[r] == want_round[r])) {
+        if (std::chrono::steady_clock::now() > deadline) {
+          std::fprintf(stderr,
+                       "global_am: rank %d: round %d stuck: done %d, %llu of %llu buffers\n",
+                       rank, r, static_cast<int>(round_done[r].load()),
+                       static_cast<unsigned long long>(got_round[r].load()),
+                       static_cast<unsigned long long>(want_round[r].load()));
+          MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        std::this_thread::yield();
+      }
+    };
+    for (int r = 0; r < rounds; ++r) {
+      const int n = static_cast<int>(rng() % 24);
+      // Two threads send this round's buffers, each counting its own.
+      std::vector<std::uint64_t> counts(static_cast<std::size_t>(size), 0), counts_b = counts;
+      auto sender = [&](int first, std::vector<std::uint64_t>& mine) {
+        std::mt19937_64 g(seq * 977 + 31 * static_cast<unsigned>(rank) + static_cast<unsigned>(first));
+        for (int i = first; i < n; i += 2) {
+          const int dest = static_cast<int>(g() % static_cast<std::uint64_t>(size));
+          const std::size_t bytes = sizeof(header) + g() % (max_bytes - sizeof(header) + 1);
+          std::vector<std::byte> buf(bytes);
+          const header h{static_cast<std::uint32_t>(r), static_cast<std::uint32_t>(rank),
+                         seq * 1000 + static_cast<std::uint64_t>(i)};
+          std::memcpy(buf.data(), &h, sizeof h);
+          for (std::size_t k = sizeof h; k < bytes; ++k) buf[k] = pattern(h.source, h.seq, k);
+          am.send(dest, std::move(buf));
+          ++mine[static_cast<std::size_t>(dest)];
+        }
+      };
+      std::thread second([&] { sender(1, counts_b); });
+      sender(0, counts);
+      second.join();
+      ++seq;
+      for (int d = 0; d < size; ++d) {
+        counts[static_cast<std::size_t>(d)] += counts_b[static_cast<std::size_t>(d)];
+        sent_to[static_cast<std::size_t>(d)] += counts[static_cast<std::size_t>(d)];
+      }
+      am.complete_round(counts, [&, r](std::uint64_t want) {
+        want_round[r] = want;
+        round_done[r] = true;
+      });
+      if (r >= 2) wait_round(r - 2);  // rounds overlap the next ones' sends
+    }
+    for (int r = 0; r < rounds; ++r) wait_round(r);
+    stop = true;
+    poller.join();
+
+    // Every buffer a rank sent here arrived, once.
+    std::vector<std::uint64_t> sent_here(static_cast<std::size_t>(size), 0);
+    MPI_Alltoall(sent_to.data(), 1, MPI_UINT64_T, sent_here.data(), 1, MPI_UINT64_T,
+                 MPI_COMM_WORLD);
+    int bad = corrupt.load();
+    for (int s = 0; s < size; ++s)
+      if (sent_here[static_cast<std::size_t>(s)] != got_from[static_cast<std::size_t>(s)]) {
+        std::fprintf(stderr, "global_am: rank %d: %llu buffers from rank %d, it sent %llu\n",
+                     rank, static_cast<unsigned long long>(got_from[static_cast<std::size_t>(s)]),
+                     s, static_cast<unsigned long long>(sent_here[static_cast<std::size_t>(s)]));
+        ++bad;
+      }
+    if (corrupt) std::fprintf(stderr, "global_am: rank %d: %d corrupt buffers\n", rank, corrupt.load());
+    int all_bad = 0;
+    MPI_Allreduce(&bad, &all_bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (all_bad) MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  if (rank == 0) std::printf("global_am: %d ranks, %d rounds: every buffer arrived once\n", size, rounds);
+  MPI_Finalize();
+  return 0;
+}
