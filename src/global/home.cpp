@@ -178,7 +178,12 @@ void home::match(std::uint32_t phase, bool first, effects& fx) {
       write |= list[j].n->kind == dep_kind::out;
       ranks |= list[j].rank != list[i].rank;
     }
-    if (write && ranks) conflict(list[i].key, phase, &list[i], &list[0] + j);
+    if (write && ranks) {
+      // The entries not matched yet go back, for the destructor (the job ends on this).
+      std::vector<entry>& rest = unmatched_[phase];
+      rest.assign(list.begin() + static_cast<std::ptrdiff_t>(i), list.end());
+      conflict(rest[0].key, phase, rest.data(), rest.data() + (j - i));
+    }
 
     chain& c = chains_[list[i].key];
     c.key = list[i].key;
