@@ -6,7 +6,8 @@
 // send() may be called by any thread. Every MPI call happens in poll(), which only a thread
 // allowed to call MPI may run (any thread under MPI_THREAD_MULTIPLE; hytask's MPI thread in
 // funneled mode), one at a time: posting queued sends, testing them, handing completed
-// receives to the receiver (which may send), advancing rounds. Rounds complete in the order
+// receives to the receiver (which may send; the buffer it gets is valid during the call),
+// advancing rounds. Rounds complete in the order
 // they were started, and every rank starts the same rounds in the same order.
 #pragma once
 
@@ -66,6 +67,7 @@ class am_two_sided final : public am_transport {
     bool posted = false;
   };
   void check(int rc, const char* call, int peer) const;
+  void post_receive(std::size_t i);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;
@@ -83,7 +85,6 @@ class am_two_sided final : public am_transport {
   std::vector<MPI_Request> send_reqs_;
   std::vector<int> indices_;
   std::vector<MPI_Status> statuses_;
-  std::vector<std::pair<int, std::vector<std::byte>>> delivered_;
 };
 
 }  // namespace hytask::global::detail

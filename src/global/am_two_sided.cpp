@@ -21,10 +21,14 @@ am_two_sided::am_two_sided(MPI_Comm parent, receiver on_receive, std::size_t max
   recv_reqs_.assign(recv_bufs_.size(), MPI_REQUEST_NULL);
   for (std::size_t i = 0; i < recv_bufs_.size(); ++i) {
     recv_bufs_[i].resize(max_bytes_);
-    check(MPI_Irecv(recv_bufs_[i].data(), static_cast<int>(max_bytes_), MPI_BYTE, MPI_ANY_SOURCE,
-                    am_tag, comm_, &recv_reqs_[i]),
-          "MPI_Irecv", -1);
+    post_receive(i);
   }
+}
+
+void am_two_sided::post_receive(std::size_t i) {
+  check(MPI_Irecv(recv_bufs_[i].data(), static_cast<int>(max_bytes_), MPI_BYTE, MPI_ANY_SOURCE,
+                  am_tag, comm_, &recv_reqs_[i]),
+        "MPI_Irecv", -1);
 }
 
 am_two_sided::~am_two_sided() {
@@ -114,20 +118,21 @@ bool am_two_sided::poll() {
                        indices_.data(), statuses_.data()),
           "MPI_Testsome (receives)", -1);
     if (n == MPI_UNDEFINED) n = 0;
-    delivered_.clear();
     for (int k = 0; k < n; ++k) {
       const auto i = static_cast<std::size_t>(indices_[static_cast<std::size_t>(k)]);
       const MPI_Status& st = statuses_[static_cast<std::size_t>(k)];
       int bytes = 0;
       MPI_Get_count(&st, MPI_BYTE, &bytes);
-      delivered_.emplace_back(st.MPI_SOURCE,
-                              std::vector<std::byte>(recv_bufs_[i].begin(),
-                                                     recv_bufs_[i].begin() + bytes));
-      check(MPI_Irecv(recv_bufs_[i].data(), static_cast<int>(max_bytes_), MPI_BYTE,
-                      MPI_ANY_SOURCE, am_tag, comm_, &recv_reqs_[i]),
-            "MPI_Irecv", -1);
+      // Handed over in place, and posted again once the receiver is done with it.
+      const std::span<const std::byte> buf(recv_bufs_[i].data(), static_cast<std::size_t>(bytes));
+      try {
+        on_receive_(st.MPI_SOURCE, buf);
+      } catch (...) {
+        post_receive(i);
+        throw;
+      }
+      post_receive(i);
     }
-    for (auto& [source, buf] : delivered_) on_receive_(source, buf);
     progressed |= n > 0;
 
     // Rounds, in order.

@@ -40,7 +40,6 @@ task_record* engine::begin_task(void* task, bool& gated) {
   t->task = task;
   std::lock_guard lk(mu_);
   t->phase = phase_;
-  ++records_;
   ++live_[phase_];
   // Held by the matching of its phase, which cannot happen before the phase closes, so its
   // accesses' B records can be added to the gate as they are declared.
@@ -53,7 +52,7 @@ task_record* engine::begin_task(void* task, bool& gated) {
 }
 
 void engine::add_access(task_record* t, location where, dep_kind k) {
-  std::vector<std::pair<int, std::vector<std::byte>>> out;
+  outgoing out;
   {
     std::lock_guard lk(mu_);
     if (where.owner == rank_) {
@@ -73,6 +72,7 @@ void engine::add_access(task_record* t, location where, dep_kind k) {
       box.flush(phase_, epoch_, max_records_, [&](std::vector<std::byte>&& b) {
         out.emplace_back(where.owner, std::move(b));
         ++round_sent_[where.owner];
+        ++stats_.buffers_sent;
       });
     }
   }
@@ -81,7 +81,7 @@ void engine::add_access(task_record* t, location where, dep_kind k) {
 }
 
 void engine::task_completed(task_record* t) {
-  std::vector<std::pair<int, std::vector<std::byte>>> out;
+  outgoing out;
   std::vector<void*> ready;
   {
     std::lock_guard lk(mu_);
@@ -94,7 +94,6 @@ void engine::task_completed(task_record* t) {
     auto live = live_.find(t->phase);
     if (--live->second == 0) live_.erase(live);
     delete t;
-    --records_;
     act(fx, ready);
     flush_bc(out);
   }
@@ -102,7 +101,7 @@ void engine::task_completed(task_record* t) {
 }
 
 std::vector<std::uint64_t> engine::fence() {
-  std::vector<std::pair<int, std::vector<std::byte>>> out;
+  outgoing out;
   std::vector<std::uint64_t> counts;
   {
     std::lock_guard lk(mu_);
@@ -110,6 +109,7 @@ std::vector<std::uint64_t> engine::fence() {
       announce_[r].flush(phase_, epoch_, max_records_, [&](std::vector<std::byte>&& b) {
         out.emplace_back(r, std::move(b));
         ++round_sent_[r];
+        ++stats_.buffers_sent;
       });
     }
     counts = round_sent_;
@@ -135,7 +135,7 @@ bool engine::round_complete(std::uint32_t round) const {
 }
 
 void engine::match(std::uint32_t round) {
-  std::vector<std::pair<int, std::vector<std::byte>>> out;
+  outgoing out;
   std::vector<void*> ready;
   {
     std::lock_guard lk(mu_);
@@ -167,11 +167,10 @@ void engine::receive(int source, std::span<const std::byte> buf) {
     throw std::runtime_error("hytask: internal error: a global-dependency message of " +
                              std::to_string(buf.size()) + " bytes from rank " +
                              std::to_string(source) + " is malformed");
-  std::vector<std::pair<int, std::vector<std::byte>>> out;
+  outgoing out;
   std::vector<void*> ready;
   {
     std::lock_guard lk(mu_);
-    ++stats_.buffers_received;
     if (h.epoch != epoch_) {
       // From a rank that finished this wait_all and went on: for after our reset.
       stashed_.emplace_back(source, std::vector<std::byte>(buf.begin(), buf.end()));
@@ -185,6 +184,7 @@ void engine::receive(int source, std::span<const std::byte> buf) {
 
 void engine::take(int source, const buffer_header& h, const std::vector<record>& recs,
                   std::vector<void*>& ready) {
+  ++stats_.buffers_received;
   if (h.round == completion_round) ++c_received_;
   else if (h.round != release_round) ++rounds_[h.round].got;
   effects fx;
@@ -221,22 +221,23 @@ void engine::act(effects& fx, std::vector<void*>& ready) {
   for (task_record* t : fx.ready) ready.push_back(t->task);
 }
 
-void engine::flush_bc(std::vector<std::pair<int, std::vector<std::byte>>>& out) {
+void engine::flush_bc(outgoing& out) {
   for (int r = 0; r < nranks_; ++r) {
     if (!b_[r].empty())
-      b_[r].flush(release_round, epoch_, max_records_,
-                  [&](std::vector<std::byte>&& b) { out.emplace_back(r, std::move(b)); });
+      b_[r].flush(release_round, epoch_, max_records_, [&](std::vector<std::byte>&& b) {
+        out.emplace_back(r, std::move(b));
+        ++stats_.buffers_sent;
+      });
     if (!c_[r].empty())
       c_[r].flush(completion_round, epoch_, max_records_, [&](std::vector<std::byte>&& b) {
         out.emplace_back(r, std::move(b));
         ++c_sent_[r];
+        ++stats_.buffers_sent;
       });
   }
 }
 
-void engine::deliver(std::vector<std::pair<int, std::vector<std::byte>>>& out,
-                     std::vector<void*>& ready) {
-  stats_buffers_sent_.fetch_add(out.size(), std::memory_order_relaxed);
+void engine::deliver(outgoing& out, std::vector<void*>& ready) {
   for (auto& [dest, b] : out) host_.send(dest, std::move(b));
   for (void* t : ready) host_.release(t);
 }
@@ -260,14 +261,14 @@ bool engine::drained() const {
 }
 
 void engine::reset() {
-  std::vector<std::pair<int, std::vector<std::byte>>> stash;
+  outgoing stash;
   {
     std::lock_guard lk(mu_);
-    if (!drain_expected_ || c_received_ != drain_want_ || !home_.idle() || records_ != 0 ||
+    if (!drain_expected_ || c_received_ != drain_want_ || !home_.idle() || !live_.empty() ||
         !awaiting_b_.empty() || !gated_.empty() || !rounds_.empty() || matched_ != phase_)
       throw std::logic_error(
           "hytask: internal error: global-dependency state left after wait_all (" +
-          std::to_string(home_.nodes()) + " nodes, " + std::to_string(records_) +
+          std::to_string(home_.nodes()) + " nodes, " + std::to_string(live_tasks()) +
           " tasks, phase " + std::to_string(phase_) + " matched " + std::to_string(matched_) +
           ")");
     c_received_ = 0;
@@ -280,11 +281,16 @@ void engine::reset() {
   for (auto& [source, b] : stash) receive(source, b);
 }
 
+std::size_t engine::live_tasks() const {
+  std::size_t n = 0;
+  for (const auto& [phase, count] : live_) n += count;
+  return n;
+}
+
 engine_stats engine::stats() const {
   std::lock_guard lk(mu_);
   engine_stats s = stats_;
-  s.buffers_sent = stats_buffers_sent_.load(std::memory_order_relaxed);
-  s.records_alive = records_;
+  s.records_alive = live_tasks();
   s.nodes_alive = home_.nodes();
   s.chains_alive = home_.chains();
   return s;

@@ -98,12 +98,13 @@ class engine {
     bool expected = false;
     std::uint64_t want = 0, got = 0;
   };
+  using outgoing = std::vector<std::pair<int, std::vector<std::byte>>>;  // (rank, buffer)
   void take(int source, const buffer_header& h, const std::vector<record>& recs,
             std::vector<void*>& ready);
-  void flush_bc(std::vector<std::pair<int, std::vector<std::byte>>>& out);
+  void flush_bc(outgoing& out);
   void act(effects& fx, std::vector<void*>& ready);
-  void deliver(std::vector<std::pair<int, std::vector<std::byte>>>& out,
-               std::vector<void*>& ready);
+  void deliver(outgoing& out, std::vector<void*>& ready);
+  std::size_t live_tasks() const;  // under mu_
 
   const int rank_, nranks_;
   engine_host& host_;
@@ -125,13 +126,11 @@ class engine {
   std::map<std::uint32_t, round_state> rounds_;
   std::map<std::uint32_t, std::vector<task_record*>> gated_;  // held by their phase's matching
   std::unordered_map<std::uint64_t, task_record*> awaiting_b_;
-  std::vector<std::pair<int, std::vector<std::byte>>> stashed_;  // of the next epoch
+  outgoing stashed_;  // received from ranks already in the next epoch
   std::uint64_t c_received_ = 0, drain_want_ = 0;
   bool drain_expected_ = false;
-  std::size_t records_ = 0;
   std::map<std::uint32_t, std::size_t> live_;  // tasks not completed, per phase
   engine_stats stats_;
-  std::atomic<std::uint64_t> stats_buffers_sent_{0};
 };
 
 }  // namespace hytask::global::detail

@@ -202,7 +202,6 @@ struct world {
 
   std::mutex mu;  // the collectives
   std::map<std::uint32_t, std::pair<int, std::vector<std::uint64_t>>> rounds;
-  std::map<int, std::pair<int, std::vector<std::uint64_t>>> drains;
 
   std::atomic<bool> failed{false};
   std::mutex error_mu;
@@ -496,10 +495,6 @@ void run_random_interleaving(world& w, std::uint64_t seed) {
   }
 }
 
-struct sim_case {
-  std::uint64_t seed;
-  int ranks;
-};
 
 }  // namespace
 
