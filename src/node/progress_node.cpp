@@ -88,21 +88,23 @@ class progress_node final : public progress_policy_impl {
     return table_->header().agent_running.load(std::memory_order_acquire) != 0;
   }
 
+  // One line per rank, written by one fprintf (stderr is unbuffered: one write), so that the
+  // reports of ranks sharing a terminal or a pipe do not interleave mid-line.
   void print_stats() {
     node::node_row& me = table_->mine();
     const std::uint64_t wakes = me.wakes.load(), futile = me.futile.load();
+    char agent[64] = "";
+    if (table_->local_rank() == 0)
+      std::snprintf(agent, sizeof agent, "; agent CPU %.3f ms",
+                    static_cast<double>(table_->header().agent_cpu_ns.load()) / 1e6);
     std::fprintf(stderr,
                  "hytask node: rank %d (local %d of %d): %" PRIu64 " wakes, %" PRIu64
                  " futile (%.1f %%), %" PRIu64 " suppressed (inside MPI), %" PRIu64
-                 " completing; %" PRIu64 " polls by the rank itself",
+                 " completing; %" PRIu64 " polls by the rank itself%s\n",
                  c_.rank(), table_->local_rank(), table_->local_size(), wakes, futile,
                  wakes ? 100.0 * static_cast<double>(futile) / static_cast<double>(wakes) : 0.0,
                  me.suppressed.load(), me.completed.load(),
-                 me.engine_polls.load() - me.woken_polls.load());
-    if (table_->local_rank() == 0)
-      std::fprintf(stderr, "; agent CPU %.3f ms",
-                   static_cast<double>(table_->header().agent_cpu_ns.load()) / 1e6);
-    std::fprintf(stderr, "\n");
+                 me.engine_polls.load() - me.woken_polls.load(), agent);
   }
 
   polling_period period_;
