@@ -265,6 +265,20 @@ const std::vector<knob>& knobs() {
                                  [](unsigned v) { return v <= 1000000; }),
        [](const settings& s) { return std::to_string(s.poll_us); }},
 
+      {"HYTASK_PHASE_WINDOW", "phase_window", "an integer from 1 to 1000000 (phases)",
+       "global dependencies: hytask::fence() waits, running tasks, while the oldest phase "
+       "that is not matched or has tasks not completed is this many phases behind",
+       [](settings& s) { s.phase_window = 8; },
+       [](const std::string& t, settings& s) {
+         auto v = parse_uint(t);
+         if (!v || *v < 1 || *v > 1000000) return false;
+         s.phase_window = static_cast<unsigned>(*v);
+         return true;
+       },
+       explicit_number<unsigned>(&config::phase_window, &settings::phase_window,
+                                 [](unsigned v) { return v >= 1 && v <= 1000000; }),
+       [](const settings& s) { return std::to_string(s.phase_window); }},
+
       {"HYTASK_BACKSTOP_US", "backstop_us", "an integer from 0 to 1000000 (microseconds; 0 = off)",
        "with HYTASK_PROGRESS=workers, a sleeping thread polls when MPI operations are pending "
        "and no worker has polled for this long (every worker runs a long task)",

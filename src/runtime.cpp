@@ -8,6 +8,7 @@
 #include "comm/comm.hpp"
 #include "core/scheduler.hpp"
 #include "fatal_errors.hpp"
+#include "global/system.hpp"
 #include "trace/trace.hpp"
 
 namespace hytask {
@@ -47,6 +48,7 @@ void runtime::impl::start(const config& cfg, int* argc, char*** argv) {
         "hytask: a hytask::runtime already exists; create exactly one, in main, and keep it "
         "alive while tasks run");
   settings = settings::resolve(cfg);
+  global::detail::configure(settings.phase_window);
   // MPI first (a rank names the trace; funneled mode starts its MPI thread here), then the
   // trace, the workers, and the progress hooks that join them.
   const auto comm_settings = mpi::detail::comm_settings::from(settings);
@@ -85,9 +87,15 @@ void runtime::shutdown() {
   impl_->stopped = true;
   std::exception_ptr error;
   try {
-    impl_->sched->shutdown();
+    // Global dependencies: a last collective wait_all, then their messages' communicator goes.
+    global::detail::global_system::shutdown();
   } catch (...) {
     error = std::current_exception();
+  }
+  try {
+    impl_->sched->shutdown();
+  } catch (...) {
+    if (!error) error = std::current_exception();
   }
   if (impl_->comm) impl_->comm->drain();  // MPI_Finalize needs every operation complete
   // The workers are joined; the comm layer's own threads (progress, MPI thread) may still be

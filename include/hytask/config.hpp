@@ -48,6 +48,7 @@ struct config {
   std::optional<bool> node_stats{};             // HYTASK_NODE_STATS: 1 | 0
   std::optional<unsigned> watchdog_s{};         // HYTASK_WATCHDOG_S: 0 = off
   std::optional<hytask::order_check> order_check{};  // HYTASK_ORDER_CHECK: warn | error | off
+  std::optional<unsigned> phase_window{};       // HYTASK_PHASE_WINDOW: active global phases
 };
 
 // Every knob resolved: explicit config field, else HYTASK_* variable, else the default.
@@ -71,6 +72,7 @@ struct settings {
   bool node_stats = false;
   unsigned watchdog_s = 0;
   hytask::order_check order_check = hytask::order_check::warn;
+  unsigned phase_window = 0;
 
   // Throws config_error on the first invalid value.
   static settings resolve(const config& explicit_values = {});

@@ -45,11 +45,15 @@ operation* make(kind k, MPI_Comm comm) {
   return op;
 }
 
+}  // namespace
+
 error make_error(const operation* op) {
   const bool collective = detail::is_collective(op->what);
-  return error(detail::mpi_call_name(op->what), op->error, op->peer, collective ? -1 : op->tag,
+  return error(detail::op_name(op), op->error, op->peer, collective ? -1 : op->tag,
                "hytask::mpi: " + detail::describe_failure(op, op->error));
 }
+
+namespace {
 
 void throw_if_failed(operation* op) {
   if (op->error != MPI_SUCCESS) throw make_error(op);

@@ -185,7 +185,7 @@ void comm_system::post_here(operation* op) {
   posts_.fetch_add(1, std::memory_order_relaxed);
   if (trace::enabled()) {
     op->posted_ns = trace::now();
-    trace::instant(mpi_call_name(op->what), "mpi", op->posted_ns, op->task_id,
+    trace::instant(op_name(op), "mpi", op->posted_ns, op->task_id,
                    {"peer", op->peer}, {"bytes", static_cast<std::int64_t>(op->bytes)});
   }
   // Post, then test once: eager sends, receives whose message is already in, and probes
@@ -201,6 +201,9 @@ void comm_system::post_here(operation* op) {
   int rc = MPI_SUCCESS;
   if (op->what == kind::probe) {
     rc = MPI_Iprobe(op->peer, op->tag, op->comm, &flag, &st);
+  } else if (op->what == kind::call) {
+    rc = post_now(op);  // blocking: done as it returns
+    flag = 1;
   } else {
     rc = post_now(op);
     if (rc == MPI_SUCCESS) {
@@ -226,8 +229,9 @@ void comm_system::post_here(operation* op) {
   policy_->registered();
 }
 
-void comm_system::submit(operation* op) {
-  if (core::worker* w = core::current_worker(); w != nullptr && w->current_task != nullptr) {
+void comm_system::submit(operation* op, bool internal) {
+  core::worker* w = internal ? nullptr : core::current_worker();
+  if (w != nullptr && w->current_task != nullptr) {
     op->task_name = w->current_task->name;
     op->task_id = core::task_id(w, w->current_task);
     check_post_order(op, settings_.order_check, rank_);

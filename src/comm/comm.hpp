@@ -53,7 +53,9 @@ class comm_system {
   const comm_settings& config() const noexcept { return settings_; }
 
   // Posts op: now, on this thread, when it may call MPI; else on the thread that may.
-  void submit(operation* op);
+  // internal: the runtime's own operation (the global layer's messages), not the running
+  // task's: no order check, no learning that the task communicates.
+  void submit(operation* op, bool internal = false);
   // Returns once op has completed: a task suspends, main runs tasks, other threads poll.
   void wait(operation* op);
   // Polls once if this thread may, then reports whether op has completed.

@@ -26,12 +26,20 @@ const char* mpi_call_name(kind k) {
     case kind::allgatherv: return "MPI_Iallgatherv";
     case kind::alltoall: return "MPI_Ialltoall";
     case kind::alltoallv: return "MPI_Ialltoallv";
+    case kind::rget: return "MPI_Rget";
+    case kind::rput: return "MPI_Rput";
+    case kind::call: return "MPI call";
   }
   return "MPI_?";
 }
 
+const char* op_name(const operation* op) {
+  return op->what == kind::call && op->call_name != nullptr ? op->call_name : mpi_call_name(op->what);
+}
+
 bool is_collective(kind k) {
-  return k != kind::send && k != kind::ssend && k != kind::recv && k != kind::probe;
+  return k != kind::send && k != kind::ssend && k != kind::recv && k != kind::probe &&
+         k != kind::rget && k != kind::rput && k != kind::call;
 }
 
 namespace {
@@ -138,6 +146,13 @@ int post_now(operation* op) {
     case kind::alltoallv:
       return MPI_Ialltoallv(op->sbuf, op->scounts, op->sdispls, op->stype, op->rbuf, op->rcounts,
                             op->rdispls, op->rtype, op->comm, r);
+    case kind::rget:
+      return MPI_Rget(op->rbuf, rc, op->rtype, op->peer, op->disp, rc, op->rtype, op->win, r);
+    case kind::rput:
+      return MPI_Rput(op->sbuf, sc, op->stype, op->peer, op->disp, sc, op->stype, op->win, r);
+    case kind::call:
+      *r = MPI_REQUEST_NULL;
+      return op->call(op->call_arg);
   }
   return MPI_ERR_OTHER;
 }
@@ -179,6 +194,10 @@ std::string error_text(int code) {
 std::string peer_text(const operation* op) {
   if (op->what == kind::send || op->what == kind::ssend)
     return " to rank " + std::to_string(op->peer) + " (tag " + std::to_string(op->tag);
+  if (op->what == kind::rget || op->what == kind::rput)
+    return std::string(op->what == kind::rget ? " from" : " to") + " rank " +
+           std::to_string(op->peer) + " (displacement " + std::to_string(op->disp);
+  if (op->what == kind::call) return " (blocking";
   if (op->what == kind::recv || op->what == kind::probe)
     return std::string(" from ") +
            (op->peer == MPI_ANY_SOURCE ? std::string("any rank") : "rank " + std::to_string(op->peer)) +
@@ -192,7 +211,7 @@ std::string peer_text(const operation* op) {
 }  // namespace
 
 std::string describe(const operation* op) {
-  std::string s = mpi_call_name(op->what);
+  std::string s = op_name(op);
   s += peer_text(op);
   s += ", " + std::to_string(op->bytes) + " bytes)";
   if (op->task_name) s += std::string(" in task '") + op->task_name + "'";

@@ -17,9 +17,18 @@ enum class kind : std::uint8_t {
   send, ssend, recv, probe,
   barrier, bcast, reduce, allreduce, gather, gatherv, scatter, scatterv,
   allgather, allgatherv, alltoall, alltoallv,
+  // One-sided (the global layer's PGAS objects): MPI_Rget / MPI_Rput on a window under a
+  // passive epoch; an rput completes locally (its buffer may be reused), not at the target.
+  rget, rput,
+  // A blocking MPI call that must run on a thread allowed to call MPI (window creation and
+  // flushes, in funneled mode on the MPI thread): `call(call_arg)` returns MPI's error code,
+  // and the operation completes as it returns. Named by call_name.
+  call,
 };
 
 const char* mpi_call_name(kind k);  // "MPI_Isend", ...
+struct operation;
+const char* op_name(const operation* op);  // the call's name, call_name for kind::call
 bool is_collective(kind k);
 
 enum op_state : int { op_created = 0, op_posted = 1, op_complete = 2 };
@@ -52,12 +61,22 @@ struct operation {
   const int* sdispls = nullptr;
   const int* rcounts = nullptr;
   const int* rdispls = nullptr;
+  MPI_Win win = MPI_WIN_NULL;        // rget, rput: the window, and the target displacement
+  MPI_Aint disp = 0;                 // (in the window's displacement units)
+  int (*call)(void*) = nullptr;      // call
+  void* call_arg = nullptr;
+  const char* call_name = nullptr;   // "MPI_Win_allocate", ...
 
   operation* next = nullptr;        // queues of the executors
 };
 
 void acquire(operation* op) noexcept;  // reference counting (declared in hytask/comm/request.hpp)
 void release(operation* op) noexcept;
+
+// The hytask::mpi::error of a failed operation (api.cpp).
+}  // namespace hytask::mpi::detail
+namespace hytask::mpi { class error; error make_error(const detail::operation* op); }
+namespace hytask::mpi::detail {
 
 // Calls the operation's non-blocking MPI function; returns MPI's error code.
 int post_now(operation* op);

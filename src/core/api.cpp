@@ -3,6 +3,7 @@
 
 #include "core/dependency.hpp"
 #include "core/futex.hpp"
+#include "core/root_wait.hpp"
 #include "core/scheduler.hpp"
 #include "core/scheduler_internal.hpp"
 #include "hytask/core/event.hpp"
@@ -124,9 +125,29 @@ void release_external(task* t, std::exception_ptr error, bool high) {
 
 }  // namespace detail
 
+namespace {
+core::root_wait_hooks g_root_wait;
+}  // namespace
+
 void wait_all() {
   core::worker* w = detail::require_worker("wait_all");
-  core::scheduler::instance()->wait_children(w);
+  const bool root = w->current_task == nullptr;
+  const core::root_wait_hooks hooks = g_root_wait;
+  if (!root || hooks.before == nullptr) {
+    core::scheduler::instance()->wait_children(w);
+    return;
+  }
+  hooks.before(hooks.ctx);
+  try {
+    core::scheduler::instance()->wait_children(w);
+  } catch (...) {
+    try {
+      hooks.after(hooks.ctx);
+    } catch (...) {  // the children's failure is the one to report
+    }
+    throw;
+  }
+  hooks.after(hooks.ctx);
 }
 
 namespace this_task {
@@ -255,3 +276,5 @@ void event_access::apply(detail::spawn_context& ctx) const {
 }
 
 }  // namespace hytask
+
+void hytask::core::set_root_wait_hooks(root_wait_hooks h) noexcept { hytask::g_root_wait = h; }

@@ -3,23 +3,27 @@
 // rank says how many buffers of the round it sent to each other rank, so that each learns
 // how many it must receive.
 //
-// send() may be called by any thread. Every MPI call happens in poll(), which only a thread
-// allowed to call MPI may run (any thread under MPI_THREAD_MULTIPLE; hytask's MPI thread in
-// funneled mode), one at a time: posting queued sends, testing them, handing completed
-// receives to the receiver (which may send; the buffer it gets is valid during the call),
-// advancing rounds. Rounds complete in the order
-// they were started, and every rank starts the same rounds in the same order.
+// send() and complete_round() may be called by any thread; the receiver and the round's
+// `done` run on whichever thread completes the MPI operation (a polling worker, the
+// progress thread, the MPI thread). Rounds complete in the order they were started, and
+// every rank starts the same rounds in the same order.
 #pragma once
 
 #include <mpi.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <functional>
-#include <mutex>
 #include <span>
 #include <vector>
+
+#include "hytask/core/event.hpp"
+
+namespace hytask::mpi::detail {
+class comm_system;
+struct operation;
+}  // namespace hytask::mpi::detail
 
 namespace hytask::global::detail {
 
@@ -27,64 +31,63 @@ class am_transport {
  public:
   using receiver = std::function<void(int source, std::span<const std::byte> buf)>;
   using round_done = std::function<void(std::uint64_t buffers_to_receive)>;
+  using failure = std::function<void(std::exception_ptr)>;
   virtual ~am_transport() = default;
   virtual void send(int dest, std::vector<std::byte> buf) = 0;
-  // Moves messages; true when anything was sent, received or completed.
+  // Moves messages now if this thread may (the backend may rely on other pollers).
   virtual bool poll() = 0;
-  // Starts a round: counts[r] buffers of it were sent to rank r. done(n) runs in a later
-  // poll, with n the buffers of the round every rank sent to this one.
+  // Starts a round: counts[r] buffers of it were sent to rank r. done(n) runs once every
+  // rank has started it, with n the buffers of the round every rank sent to this one.
   virtual void complete_round(std::vector<std::uint64_t> counts, round_done done) = 0;
 };
 
-// Two-sided MPI on a duplicate of a communicator: `preposted` receives of max_bytes from any
-// source, sends posted as they come (MPI_Isend), rounds by MPI_Ialltoall of the counts.
-// Construct and destroy it on a thread that may call MPI, collectively (it duplicates the
-// communicator); destruction waits for the sends and cancels the receives.
+// Two-sided MPI on a duplicate of the runtime's communicator, through hytask's own
+// operations, so that every access mode and progress policy moves these messages as it
+// moves the program's: `preposted` receives of max_bytes from any source, sends posted as
+// they come, rounds by MPI_Ialltoall of the counts.
+//
+// Receives are posted only while the layer is open (open(): a phase has begun), so that a
+// rank without global work in flight has nothing pending — no idle worker polls for it.
+// close() (main, once no message can be on its way here: after wait_all's drain) sends one
+// empty message per posted receive to this rank itself, each retiring one receive.
 class am_two_sided final : public am_transport {
  public:
-  am_two_sided(MPI_Comm parent, receiver on_receive, std::size_t max_bytes, int preposted = 8);
-  ~am_two_sided() override;
+  // Collective over parent (duplicates it); on main.
+  am_two_sided(MPI_Comm parent, receiver on_receive, failure on_failure, std::size_t max_bytes,
+               int preposted = 8);
+  ~am_two_sided() override;  // collective; closed first
   am_two_sided(const am_two_sided&) = delete;
   am_two_sided& operator=(const am_two_sided&) = delete;
 
   void send(int dest, std::vector<std::byte> buf) override;
   bool poll() override;
   void complete_round(std::vector<std::uint64_t> counts, round_done done) override;
+  void open();   // main
+  void close();  // main; returns once every receive is retired
+  bool is_open() const noexcept { return open_; }
+  // A blocking collective over the messages' communicator (wait_all's last step).
+  void barrier();
 
   int rank() const noexcept { return rank_; }
   int size() const noexcept { return size_; }
   MPI_Comm comm() const noexcept { return comm_; }
 
  private:
-  struct outgoing {
-    int dest;
-    std::vector<std::byte> buf;
-  };
-  struct round {
-    std::vector<std::uint64_t> counts, incoming;
-    round_done done;
-    MPI_Request req = MPI_REQUEST_NULL;
-    bool posted = false;
-  };
-  void check(int rc, const char* call, int peer) const;
-  void post_receive(std::size_t i);
+  struct receive;
+  void post(receive* r);
+  void received(receive* r);
 
+  mpi::detail::comm_system& sys_;
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;
   receiver on_receive_;
+  failure on_failure_;
   std::size_t max_bytes_;
-
-  std::mutex queue_mu_;  // guards queued_ and rounds_ (send and complete_round)
-  std::vector<outgoing> queued_;
-  std::deque<round> rounds_;
-
-  std::mutex poll_mu_;  // one poller at a time; guards what follows
-  std::vector<std::vector<std::byte>> recv_bufs_;
-  std::vector<MPI_Request> recv_reqs_;
-  std::vector<std::vector<std::byte>> send_bufs_;
-  std::vector<MPI_Request> send_reqs_;
-  std::vector<int> indices_;
-  std::vector<MPI_Status> statuses_;
+  int preposted_;
+  bool open_ = false;
+  std::atomic<bool> closing_{false};
+  std::atomic<int> live_{0};     // receives posted and not retired
+  hytask::event* retired_ = nullptr;  // set when live_ reaches 0 while closing
 };
 
 }  // namespace hytask::global::detail

@@ -1,58 +1,150 @@
+#include <exception>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
+#include "comm/comm.hpp"
+#include "comm/operation.hpp"
 #include "global/am.hpp"
+#include "global/mpi_call.hpp"
+#include "hytask/comm/error.hpp"
 
 namespace hytask::global::detail {
 
+using mpi::detail::kind;
+using mpi::detail::operation;
+
 namespace {
+
 constexpr int am_tag = 1;
+constexpr const char* who = "hytask global dependencies";  // names the operations
+
+operation* make_op(kind k, MPI_Comm comm) {
+  auto* op = new operation;
+  op->what = k;
+  op->comm = comm;
+  op->task_name = who;
+  return op;
 }
 
-am_two_sided::am_two_sided(MPI_Comm parent, receiver on_receive, std::size_t max_bytes,
-                           int preposted)
-    : on_receive_(std::move(on_receive)), max_bytes_(max_bytes) {
-  check(MPI_Comm_dup(parent, &comm_), "MPI_Comm_dup", -1);
-  MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
-  MPI_Comm_rank(comm_, &rank_);
-  MPI_Comm_size(comm_, &size_);
-  recv_bufs_.resize(static_cast<std::size_t>(preposted < 1 ? 1 : preposted));
-  recv_reqs_.assign(recv_bufs_.size(), MPI_REQUEST_NULL);
-  for (std::size_t i = 0; i < recv_bufs_.size(); ++i) {
-    recv_bufs_[i].resize(max_bytes_);
-    post_receive(i);
-  }
+std::exception_ptr failure_of(const operation* op) {
+  return std::make_exception_ptr(mpi::make_error(op));
 }
 
-void am_two_sided::post_receive(std::size_t i) {
-  check(MPI_Irecv(recv_bufs_[i].data(), static_cast<int>(max_bytes_), MPI_BYTE, MPI_ANY_SOURCE,
-                  am_tag, comm_, &recv_reqs_[i]),
-        "MPI_Irecv", -1);
+struct send_node : hytask::detail::event_waiter {
+  std::vector<std::byte> buf;
+  operation* op = nullptr;
+  am_transport::failure* on_failure = nullptr;
+};
+
+struct round_node : hytask::detail::event_waiter {
+  std::vector<std::uint64_t> counts, incoming;
+  am_transport::round_done done;
+  operation* op = nullptr;
+  am_transport::failure* on_failure = nullptr;
+};
+
+}  // namespace
+
+struct am_two_sided::receive : hytask::detail::event_waiter {
+  am_two_sided* self = nullptr;
+  std::vector<std::byte> buf;
+  operation* op = nullptr;
+};
+
+am_two_sided::am_two_sided(MPI_Comm parent, receiver on_receive, failure on_failure,
+                           std::size_t max_bytes, int preposted)
+    : sys_(comm_or_throw("global dependencies")),
+      on_receive_(std::move(on_receive)),
+      on_failure_(std::move(on_failure)),
+      max_bytes_(max_bytes),
+      preposted_(preposted < 1 ? 1 : preposted) {
+  blocking_mpi("MPI_Comm_dup", -1, [&] {
+    int rc = MPI_Comm_dup(parent, &comm_);
+    if (rc == MPI_SUCCESS) rc = MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+    if (rc == MPI_SUCCESS) rc = MPI_Comm_rank(comm_, &rank_);
+    if (rc == MPI_SUCCESS) rc = MPI_Comm_size(comm_, &size_);
+    return rc;
+  });
 }
 
 am_two_sided::~am_two_sided() {
-  std::lock_guard lk(poll_mu_);
-  if (!send_reqs_.empty())
-    MPI_Waitall(static_cast<int>(send_reqs_.size()), send_reqs_.data(), MPI_STATUSES_IGNORE);
-  for (MPI_Request& r : recv_reqs_) {
-    if (r == MPI_REQUEST_NULL) continue;
-    MPI_Cancel(&r);
-    MPI_Wait(&r, MPI_STATUS_IGNORE);
+  try {
+    if (open_) close();
+    blocking_mpi("MPI_Comm_free", -1, [&] { return MPI_Comm_free(&comm_); });
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "hytask: closing the global layer's messages: %s\n", e.what());
   }
-  for (round& r : rounds_)
-    if (r.req != MPI_REQUEST_NULL) MPI_Wait(&r.req, MPI_STATUS_IGNORE);
-  MPI_Comm_free(&comm_);
 }
 
-void am_two_sided::check(int rc, const char* call, int peer) const {
-  if (rc == MPI_SUCCESS) return;
-  char text[MPI_MAX_ERROR_STRING];
-  int len = 0;
-  MPI_Error_string(rc, text, &len);
-  throw std::runtime_error(std::string("hytask: global dependencies' messages: ") + call +
-                           (peer >= 0 ? " with rank " + std::to_string(peer) : std::string()) +
-                           " failed: " + std::string(text, static_cast<std::size_t>(len)));
+void am_two_sided::post(receive* r) {
+  operation* op = make_op(kind::recv, comm_);
+  op->rbuf = r->buf.data();
+  op->rcount = static_cast<MPI_Count>(max_bytes_);
+  op->rtype = MPI_BYTE;
+  op->peer = MPI_ANY_SOURCE;
+  op->tag = am_tag;
+  op->bytes = max_bytes_;
+  r->op = op;
+  r->fire = [](hytask::detail::event_waiter* e) {
+    auto* self = static_cast<receive*>(e);
+    self->self->received(self);
+  };
+  op->done.add_waiter(r);
+  sys_.submit(op, true);
+}
+
+void am_two_sided::received(receive* r) {
+  operation* op = r->op;
+  r->op = nullptr;
+  if (op->error != MPI_SUCCESS) {
+    on_failure_(failure_of(op));
+    mpi::detail::release(op);
+    delete r;
+    return;
+  }
+  int bytes = 0;
+  MPI_Get_count(&op->status, MPI_BYTE, &bytes);
+  const int source = op->status.MPI_SOURCE;
+  mpi::detail::release(op);
+  if (bytes == 0 && source == rank_) {  // a close token
+    if (closing_.load(std::memory_order_acquire)) {
+      delete r;
+      if (live_.fetch_sub(1, std::memory_order_acq_rel) == 1) retired_->set();
+      return;
+    }
+  } else {
+    try {
+      on_receive_(source, std::span<const std::byte>(r->buf.data(), static_cast<std::size_t>(bytes)));
+    } catch (...) {
+      on_failure_(std::current_exception());
+    }
+  }
+  post(r);
+}
+
+void am_two_sided::open() {
+  if (open_) return;
+  open_ = true;
+  live_.store(preposted_, std::memory_order_release);
+  for (int i = 0; i < preposted_; ++i) {
+    auto* r = new receive;
+    r->self = this;
+    r->buf.resize(max_bytes_);
+    post(r);
+  }
+}
+
+void am_two_sided::close() {
+  if (!open_) return;
+  hytask::event retired;
+  retired_ = &retired;
+  closing_.store(true, std::memory_order_release);
+  for (int i = 0; i < preposted_; ++i) send(rank_, {});
+  retired.wait();
+  closing_.store(false, std::memory_order_release);
+  retired_ = nullptr;
+  open_ = false;
 }
 
 void am_two_sided::send(int dest, std::vector<std::byte> buf) {
@@ -60,120 +152,66 @@ void am_two_sided::send(int dest, std::vector<std::byte> buf) {
     throw std::logic_error("hytask: internal error: a global-dependency message of " +
                            std::to_string(buf.size()) + " bytes exceeds the receivers' " +
                            std::to_string(max_bytes_));
-  std::lock_guard lk(queue_mu_);
-  queued_.push_back({dest, std::move(buf)});
+  auto* n = new send_node;
+  n->buf = std::move(buf);
+  n->on_failure = &on_failure_;
+  operation* op = make_op(kind::send, comm_);
+  static const std::byte none{};
+  op->sbuf = n->buf.empty() ? &none : n->buf.data();
+  op->scount = static_cast<MPI_Count>(n->buf.size());
+  op->stype = MPI_BYTE;
+  op->peer = dest;
+  op->tag = am_tag;
+  op->bytes = n->buf.size();
+  n->op = op;
+  n->fire = [](hytask::detail::event_waiter* e) {
+    auto* self = static_cast<send_node*>(e);
+    if (self->op->error != MPI_SUCCESS) (*self->on_failure)(failure_of(self->op));
+    mpi::detail::release(self->op);
+    delete self;
+  };
+  op->done.add_waiter(n);
+  sys_.submit(op, true);
 }
+
+bool am_two_sided::poll() { return false; }  // hytask's pollers move these operations
 
 void am_two_sided::complete_round(std::vector<std::uint64_t> counts, round_done done) {
-  std::lock_guard lk(queue_mu_);
-  rounds_.push_back(round{std::move(counts), {}, std::move(done)});
-}
-
-bool am_two_sided::poll() {
-  std::unique_lock poller(poll_mu_, std::try_to_lock);
-  if (!poller.owns_lock()) return false;
-  bool progressed = false;
-  for (;;) {
-    // Post what was queued (the receiver may queue more below: loop).
-    std::vector<outgoing> q;
-    {
-      std::lock_guard lk(queue_mu_);
-      q.swap(queued_);
-    }
-    for (outgoing& o : q) {
-      MPI_Request r;
-      check(MPI_Isend(o.buf.data(), static_cast<int>(o.buf.size()), MPI_BYTE, o.dest, am_tag,
-                      comm_, &r),
-            "MPI_Isend", o.dest);
-      send_bufs_.push_back(std::move(o.buf));
-      send_reqs_.push_back(r);
-      progressed = true;
-    }
-    if (!send_reqs_.empty()) {
-      int n = 0;
-      indices_.resize(send_reqs_.size());
-      check(MPI_Testsome(static_cast<int>(send_reqs_.size()), send_reqs_.data(), &n,
-                         indices_.data(), MPI_STATUSES_IGNORE),
-            "MPI_Testsome (sends)", -1);
-      if (n > 0 && n != MPI_UNDEFINED) {
-        progressed = true;
-        std::size_t keep = 0;
-        for (std::size_t i = 0; i < send_reqs_.size(); ++i) {
-          if (send_reqs_[i] == MPI_REQUEST_NULL) continue;
-          if (keep != i) {  // a vector moved onto itself would be emptied under the send
-            send_reqs_[keep] = send_reqs_[i];
-            send_bufs_[keep] = std::move(send_bufs_[i]);
-          }
-          ++keep;
-        }
-        send_reqs_.resize(keep);
-        send_bufs_.resize(keep);
-      }
-    }
-    // Receives: hand each to the receiver, then post its buffer again.
-    int n = 0;
-    indices_.resize(recv_reqs_.size());
-    statuses_.resize(recv_reqs_.size());
-    check(MPI_Testsome(static_cast<int>(recv_reqs_.size()), recv_reqs_.data(), &n,
-                       indices_.data(), statuses_.data()),
-          "MPI_Testsome (receives)", -1);
-    if (n == MPI_UNDEFINED) n = 0;
-    for (int k = 0; k < n; ++k) {
-      const auto i = static_cast<std::size_t>(indices_[static_cast<std::size_t>(k)]);
-      const MPI_Status& st = statuses_[static_cast<std::size_t>(k)];
-      int bytes = 0;
-      MPI_Get_count(&st, MPI_BYTE, &bytes);
-      // Handed over in place, and posted again once the receiver is done with it.
-      const std::span<const std::byte> buf(recv_bufs_[i].data(), static_cast<std::size_t>(bytes));
-      try {
-        on_receive_(st.MPI_SOURCE, buf);
-      } catch (...) {
-        post_receive(i);
-        throw;
-      }
-      post_receive(i);
-    }
-    progressed |= n > 0;
-
-    // Rounds, in order.
-    bool round_moved = false;
-    for (;;) {
-      round* r;
-      {
-        std::lock_guard lk(queue_mu_);
-        if (rounds_.empty()) break;
-        r = &rounds_.front();  // only the poller pops, and deque keeps it in place
-      }
-      if (!r->posted) {
-        r->counts.resize(static_cast<std::size_t>(size_), 0);
-        r->incoming.assign(static_cast<std::size_t>(size_), 0);
-        check(MPI_Ialltoall(r->counts.data(), 1, MPI_UINT64_T, r->incoming.data(), 1,
-                            MPI_UINT64_T, comm_, &r->req),
-              "MPI_Ialltoall", -1);
-        r->posted = true;
-      }
-      int flag = 0;
-      check(MPI_Test(&r->req, &flag, MPI_STATUS_IGNORE), "MPI_Test (round)", -1);
-      if (!flag) break;
+  auto* n = new round_node;
+  n->counts = std::move(counts);
+  n->counts.resize(static_cast<std::size_t>(size_), 0);
+  n->incoming.assign(static_cast<std::size_t>(size_), 0);
+  n->done = std::move(done);
+  n->on_failure = &on_failure_;
+  operation* op = make_op(kind::alltoall, comm_);
+  op->sbuf = n->counts.data();
+  op->scount = 1;
+  op->stype = MPI_UINT64_T;
+  op->rbuf = n->incoming.data();
+  op->rcount = 1;
+  op->rtype = MPI_UINT64_T;
+  op->bytes = sizeof(std::uint64_t) * static_cast<std::size_t>(size_);
+  n->op = op;
+  n->fire = [](hytask::detail::event_waiter* e) {
+    auto* self = static_cast<round_node*>(e);
+    if (self->op->error != MPI_SUCCESS) {
+      (*self->on_failure)(failure_of(self->op));
+    } else {
       std::uint64_t sum = 0;
-      for (std::uint64_t c : r->incoming) sum += c;
-      round_done done = std::move(r->done);
-      {
-        std::lock_guard lk(queue_mu_);
-        rounds_.pop_front();
+      for (std::uint64_t c : self->incoming) sum += c;
+      try {
+        self->done(sum);
+      } catch (...) {
+        (*self->on_failure)(std::current_exception());
       }
-      done(sum);
-      round_moved = true;
     }
-    progressed |= round_moved;
-    bool more;
-    {
-      std::lock_guard lk(queue_mu_);
-      more = !queued_.empty();
-    }
-    if (!more && !round_moved) break;
-  }
-  return progressed;
+    mpi::detail::release(self->op);
+    delete self;
+  };
+  op->done.add_waiter(n);
+  sys_.submit(op, true);
 }
+
+void am_two_sided::barrier() { run_and_wait(make_op(kind::barrier, comm_)); }
 
 }  // namespace hytask::global::detail

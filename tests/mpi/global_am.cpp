@@ -1,8 +1,9 @@
-// The global layer's two-sided active messages (src/global/am.hpp) on real ranks, without
-// the runtime: rounds of random buffers to random ranks (itself included), sent from two
-// threads while a third polls, the next round's buffers sent before the last round has
-// completed. Each buffer must arrive once, intact, and each round's collective must count
-// exactly the buffers of that round that reach this rank.
+// The global layer's two-sided active messages (src/global/am.hpp) on real ranks, moved by
+// the runtime's own pollers: rounds of random buffers to random ranks (itself included), sent
+// from main and from a thread that is not a worker, the next round's buffers sent before the
+// last round has completed. Each buffer must arrive once, intact, and each round's
+// collective must count exactly the buffers of that round that reach this rank; closing
+// must retire every receive (nothing stays pending: the runtime's drain would wait for it).
 #include <mpi.h>
 
 #include <atomic>
@@ -14,6 +15,8 @@
 #include <vector>
 
 #include "global/am.hpp"
+#include "hytask/hytask.hpp"
+#include "hytask/mpi.hpp"
 
 namespace gd = hytask::global::detail;
 
@@ -31,15 +34,8 @@ std::byte pattern(std::uint32_t source, std::uint64_t seq, std::size_t i) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (provided < MPI_THREAD_MULTIPLE) {
-    std::fprintf(stderr, "global_am: this MPI gives no MPI_THREAD_MULTIPLE\n");
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
+  hytask::runtime rt(argc, argv);
+  const int rank = hytask::mpi::rank(), size = hytask::mpi::size();
   constexpr int rounds = 60;
   constexpr std::size_t max_bytes = 2048;
   std::vector<std::atomic<std::uint64_t>> got_round(rounds), want_round(rounds);
@@ -49,7 +45,7 @@ int main(int argc, char** argv) {
 
   {
     gd::am_two_sided am(
-        MPI_COMM_WORLD,
+        hytask::mpi::comm_world(),
         [&](int source, std::span<const std::byte> buf) {
           header h;
           if (buf.size() < sizeof h) {
@@ -67,14 +63,8 @@ int main(int argc, char** argv) {
           ++got_round[h.round];
           ++got_from[static_cast<std::size_t>(source)];
         },
-        max_bytes, 4);
-
-    std::atomic<bool> stop{false};
-    std::thread poller([&] {
-      while (!stop) {
-        if (!am.poll()) std::this_thread::yield();
-      }
-    });
+        [&](std::exception_ptr) { ++corrupt; }, max_bytes, 4);
+    am.open();
 
     std::vector<std::uint64_t> sent_to(static_cast<std::size_t>(size), 0);
     std::mt19937_64 rng(1234 + static_cast<unsigned>(rank));
@@ -90,6 +80,7 @@ int main(int argc, char** argv) {
                        static_cast<unsigned long long>(want_round[r].load()));
           MPI_Abort(MPI_COMM_WORLD, 1);
         }
+        hytask::this_task::poll();
         std::this_thread::yield();
       }
     };
@@ -126,13 +117,11 @@ int main(int argc, char** argv) {
       if (r >= 2) wait_round(r - 2);  // rounds overlap the next ones' sends
     }
     for (int r = 0; r < rounds; ++r) wait_round(r);
-    stop = true;
-    poller.join();
+    am.close();  // every buffer for this rank is in: nothing else can take a receive
 
     // Every buffer a rank sent here arrived, once.
     std::vector<std::uint64_t> sent_here(static_cast<std::size_t>(size), 0);
-    MPI_Alltoall(sent_to.data(), 1, MPI_UINT64_T, sent_here.data(), 1, MPI_UINT64_T,
-                 MPI_COMM_WORLD);
+    hytask::mpi::alltoall(sent_to.data(), 1, MPI_UINT64_T, sent_here.data(), 1, MPI_UINT64_T);
     int bad = corrupt.load();
     for (int s = 0; s < size; ++s)
       if (sent_here[static_cast<std::size_t>(s)] != got_from[static_cast<std::size_t>(s)]) {
@@ -143,10 +132,12 @@ int main(int argc, char** argv) {
       }
     if (corrupt) std::fprintf(stderr, "global_am: rank %d: %d corrupt buffers\n", rank, corrupt.load());
     int all_bad = 0;
-    MPI_Allreduce(&bad, &all_bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (all_bad) MPI_Abort(MPI_COMM_WORLD, 1);
+    hytask::mpi::allreduce(&bad, &all_bad, 1, MPI_INT, MPI_SUM);
+    if (all_bad) {
+      std::fprintf(stderr, "global_am: FAIL\n");
+      return 1;
+    }
   }
   if (rank == 0) std::printf("global_am: %d ranks, %d rounds: every buffer arrived once\n", size, rounds);
-  MPI_Finalize();
   return 0;
 }

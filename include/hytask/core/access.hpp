@@ -148,12 +148,23 @@ region_access one_object_region(T& x, access_mode m) {
                 "with hytask::" F "(ptr, count) (hytask::" F "(x.data(), x.size()) for the "  \
                 "element objects themselves)")
 
+// Objects that name memory elsewhere (the global layer's references to elements and tiles of
+// PGAS objects) declare their own access: x.hytask_access(mode) returns it.
+namespace detail {
 template <class X>
+concept declares_access = requires(const std::remove_cvref_t<X>& x) {
+  { x.hytask_access(access_mode::in) } -> access;
+};
+}  // namespace detail
+
+template <class X>
+  requires(!detail::declares_access<X>)
 region_access in(X&& x) {
   HYTASK_DETAIL_CHECK_ONE_OBJECT("in", X);
   return detail::one_object_region(x, access_mode::in);
 }
 template <class X>
+  requires(!detail::declares_access<X>)
 region_access out(X&& x) {
   HYTASK_DETAIL_CHECK_ONE_OBJECT("out", X);
   static_assert(detail::one_object<X>::writable,
@@ -161,12 +172,25 @@ region_access out(X&& x) {
   return detail::one_object_region(x, access_mode::out);
 }
 template <class X>
+  requires(!detail::declares_access<X>)
 region_access inout(X&& x) {
   HYTASK_DETAIL_CHECK_ONE_OBJECT("inout", X);
   static_assert(detail::one_object<X>::writable,
                 "hytask::inout on a const object, or a range of const elements: the task "
                 "writes it");
   return detail::one_object_region(x, access_mode::inout);
+}
+template <detail::declares_access X>
+auto in(X&& x) {
+  return x.hytask_access(access_mode::in);
+}
+template <detail::declares_access X>
+auto out(X&& x) {
+  return x.hytask_access(access_mode::out);
+}
+template <detail::declares_access X>
+auto inout(X&& x) {
+  return x.hytask_access(access_mode::inout);
 }
 
 #undef HYTASK_DETAIL_CHECK_ONE_OBJECT

@@ -1,0 +1,8 @@
+// Global task dependencies over a partitioned global address space (seed 001): PGAS objects
+// on MPI-3 RMA, in/out/inout on their elements and tiles, phases.
+#pragma once
+
+#include "hytask/global/global_array.hpp"
+#include "hytask/global/global_ref.hpp"
+#include "hytask/global/phase.hpp"
+#include "hytask/global/tiled_matrix.hpp"

@@ -1,0 +1,36 @@
+// global_ref<T>: one element of a hytask::global_array<T>, wherever it lives.
+//
+// ```cpp context=global
+// hytask::global_array<double> a(1000);
+// hytask::global_ref<double> r = a[999];
+// if (r.is_local()) { /* r.owner() is this rank */ }
+// hytask::spawn([r] { r.put(r.get() + 1); }, hytask::inout(r));
+// ```
+//
+// A reference is a small value (copy it into tasks). in/out/inout on it declare a global
+// dependency (see phase.hpp). get() and put() are blocking MPI-3 RMA transfers (a task
+// suspends, nothing else waits); get_async / put_async return a hytask::mpi::request.
+#pragma once
+
+#include <cstdint>
+
+#include "hytask/global/memory.hpp"
+
+namespace hytask {
+
+template <class T>
+class global_ref : public detail::location_ref {
+ public:
+  using location_ref::location_ref;
+
+  T get() const {
+    T v;
+    mem_->get(index_, &v);
+    return v;
+  }
+  void put(const T& v) const { mem_->put(index_, &v); }
+  mpi::request get_async(T* buf) const { return mem_->get_async(index_, buf); }
+  mpi::request put_async(const T* buf) const { return mem_->put_async(index_, buf); }
+};
+
+}  // namespace hytask

@@ -1,0 +1,116 @@
+// The part of every PGAS object that is not a template (internal; see global_array.hpp and
+// tiled_matrix.hpp): an MPI-3 window allocated collectively, under one passive epoch
+// (MPI_Win_lock_all) for the object's life, and how the object's locations — elements,
+// tiles — map onto the ranks' parts of it.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hytask/comm/request.hpp"
+#include "hytask/core/access.hpp"
+
+namespace hytask::detail {
+
+// Where location `index` of an object lives: the owner (a rank of the object's
+// communicator), the byte offset in the owner's part, and its size in bytes.
+struct global_place {
+  int owner = 0;
+  std::size_t offset = 0;
+  std::size_t bytes = 0;
+};
+
+class global_layout {
+ public:
+  virtual ~global_layout() = default;
+  virtual std::uint64_t locations() const = 0;
+  virtual global_place locate(std::uint64_t index) const = 0;
+  // "element 17", "tile (2, 3)"
+  virtual std::string describe(std::uint64_t index) const = 0;
+};
+
+class global_memory {
+ public:
+  // Collective over comm (call it from main on every rank, in the same order as the other
+  // PGAS objects): allocates local_bytes on this rank. kind names the object in messages.
+  global_memory(MPI_Comm comm, std::size_t local_bytes, const global_layout& layout,
+                const char* kind);
+  ~global_memory();  // collective too
+  global_memory(const global_memory&) = delete;
+  global_memory& operator=(const global_memory&) = delete;
+
+  int rank() const noexcept { return rank_; }   // in the object's communicator
+  int size() const noexcept { return size_; }
+  std::byte* local_base() const noexcept { return base_; }
+  std::size_t local_bytes() const noexcept { return local_bytes_; }
+  const global_layout& layout() const noexcept { return layout_; }
+  std::uint32_t id() const noexcept { return id_; }
+  const char* kind() const noexcept { return kind_; }
+  // The owner's rank in the runtime's communicator (hytask::mpi::comm_world()).
+  int world_rank(int owner) const { return world_ranks_[static_cast<std::size_t>(owner)]; }
+
+  // Blocking transfers of location index to/from buf (a task suspends; main runs tasks):
+  // a put has completed at the owner when it returns.
+  void get(std::uint64_t index, void* buf) const;
+  void put(std::uint64_t index, const void* buf);
+  // Non-blocking: MPI_Rget; MPI_Rput, whose completion means buf may be reused — the data
+  // is in the owner's memory after flush(owner) (a blocking put flushes itself).
+  mpi::request get_async(std::uint64_t index, void* buf) const;
+  mpi::request put_async(std::uint64_t index, const void* buf);
+  // Completes this rank's puts to owner at the owner (MPI_Win_flush).
+  void flush(int owner);
+
+  // The dependency of a task on location index.
+  void declare(spawn_context& ctx, std::uint64_t index, access_mode mode);
+
+ private:
+  const global_layout& layout_;
+  const char* kind_;
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  MPI_Win win_ = MPI_WIN_NULL;
+  int rank_ = 0, size_ = 1;
+  std::byte* base_ = nullptr;
+  std::size_t local_bytes_ = 0;
+  std::vector<int> world_ranks_;
+  const char* synthetic_ = nullptr;  // 2 reserved bytes per location (see DESIGN.md, global)
+  std::uint32_t id_ = 0;
+};
+
+[[noreturn]] void throw_global_index(std::uint64_t i, std::uint64_t n, const char* kind);
+inline void check_global_index(std::uint64_t i, std::uint64_t n, const char* kind) {
+  if (i >= n) throw_global_index(i, n, kind);
+}
+
+// tiled_matrix: refuses zero tile sizes; picks (or checks) a grid of `size` ranks.
+void check_tiled_shape(std::size_t rows, std::size_t cols, std::size_t mb, std::size_t nb);
+void choose_grid(int size, int& grid_rows, int& grid_cols);
+
+// in/out/inout on a global reference.
+struct global_access {
+  global_memory* mem;
+  std::uint64_t index;
+  access_mode mode;
+  void apply(spawn_context& ctx) const { mem->declare(ctx, index, mode); }
+};
+
+// What element and tile references have in common: the object and the location.
+class location_ref {
+ public:
+  location_ref(global_memory* mem, std::uint64_t index) noexcept : mem_(mem), index_(index) {}
+  // The owning rank (of the object's communicator), and whether it is this one.
+  int owner() const { return mem_->layout().locate(index_).owner; }
+  bool is_local() const { return owner() == mem_->rank(); }
+  std::uint64_t index() const noexcept { return index_; }
+  // What hytask::in / out / inout make of the reference.
+  global_access hytask_access(access_mode m) const { return {mem_, index_, m}; }
+
+ protected:
+  global_memory* mem_;
+  std::uint64_t index_;
+};
+
+}  // namespace hytask::detail

@@ -1,0 +1,198 @@
+// PGAS objects' memory: the window, transfers, and declaring dependencies on locations.
+#include "hytask/global/memory.hpp"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "comm/comm.hpp"
+#include "core/scheduler.hpp"
+#include "comm/operation.hpp"
+#include "global/mpi_call.hpp"
+#include "global/system.hpp"
+#include "hytask/comm/error.hpp"
+#include "hytask/core/spawn.hpp"
+#include "hytask/errors.hpp"
+
+namespace hytask::detail {
+
+namespace gd = hytask::global::detail;
+using mpi::detail::kind;
+using mpi::detail::operation;
+
+void throw_global_index(std::uint64_t i, std::uint64_t n, const char* kind) {
+  throw usage_error("hytask: index " + std::to_string(i) + " out of range for a " + kind +
+                    " of " + std::to_string(n) + " (valid: 0 to " +
+                    (n ? std::to_string(n - 1) : std::string("none")) + ")");
+}
+
+void check_tiled_shape(std::size_t rows, std::size_t cols, std::size_t mb, std::size_t nb) {
+  if (mb == 0 || nb == 0)
+    throw usage_error("hytask::tiled_matrix: tiles of " + std::to_string(mb) + "x" +
+                      std::to_string(nb) + ": tile sizes must be at least 1");
+  (void)rows;
+  (void)cols;
+}
+
+void choose_grid(int size, int& grid_rows, int& grid_cols) {
+  if (grid_rows < 0 || grid_cols < 0)
+    throw usage_error("hytask::tiled_matrix: a negative grid dimension (" + std::to_string(grid_rows) +
+                      "x" + std::to_string(grid_cols) + ")");
+  if (grid_rows == 0 && grid_cols != 0 && size % grid_cols == 0) grid_rows = size / grid_cols;
+  if (grid_cols == 0 && grid_rows != 0 && size % grid_rows == 0) grid_cols = size / grid_rows;
+  if (grid_rows == 0 && grid_cols == 0) {
+    int dims[2] = {0, 0};
+    gd::blocking_mpi("MPI_Dims_create", -1, [&] { return MPI_Dims_create(size, 2, dims); });
+    grid_rows = dims[0];
+    grid_cols = dims[1];
+  }
+  if (grid_rows * grid_cols != size)
+    throw usage_error("hytask::tiled_matrix: a grid of " + std::to_string(grid_rows) + "x" +
+                      std::to_string(grid_cols) + " ranks for a communicator of " +
+                      std::to_string(size) + ": P x Q must be the number of ranks (or pass 0 "
+                      "and 0 to let MPI_Dims_create choose)");
+}
+
+global_memory::global_memory(MPI_Comm comm, std::size_t local_bytes, const global_layout& layout,
+                             const char* kind)
+    : layout_(layout), kind_(kind), comm_(comm), local_bytes_(local_bytes) {
+  gd::global_system& sys = gd::global_system::acquire();
+  if (core::current_worker() == nullptr || core::current_worker()->current_task != nullptr)
+    throw usage_error(std::string("hytask: a ") + kind +
+                      " constructed outside main: PGAS objects are collective, create them "
+                      "from main on every rank");
+  const MPI_Comm world = mpi::detail::comm_system::instance()->world();
+  gd::blocking_mpi("MPI_Win_allocate", -1, [&] {
+    int rc = MPI_Comm_rank(comm, &rank_);
+    if (rc == MPI_SUCCESS) rc = MPI_Comm_size(comm, &size_);
+    if (rc != MPI_SUCCESS) return rc;
+    world_ranks_.resize(static_cast<std::size_t>(size_));
+    std::vector<int> mine(static_cast<std::size_t>(size_));
+    for (int r = 0; r < size_; ++r) mine[static_cast<std::size_t>(r)] = r;
+    MPI_Group g = MPI_GROUP_NULL, wg = MPI_GROUP_NULL;
+    rc = MPI_Comm_group(comm, &g);
+    if (rc == MPI_SUCCESS) rc = MPI_Comm_group(world, &wg);
+    if (rc == MPI_SUCCESS)
+      rc = MPI_Group_translate_ranks(g, size_, mine.data(), wg, world_ranks_.data());
+    if (g != MPI_GROUP_NULL) MPI_Group_free(&g);
+    if (wg != MPI_GROUP_NULL) MPI_Group_free(&wg);
+    if (rc != MPI_SUCCESS) return rc;
+    rc = MPI_Win_allocate(static_cast<MPI_Aint>(local_bytes), 1, MPI_INFO_NULL, comm, &base_, &win_);
+    if (rc != MPI_SUCCESS) return rc;
+    MPI_Win_set_errhandler(win_, MPI_ERRORS_RETURN);
+    return MPI_Win_lock_all(MPI_MODE_NOCHECK, win_);
+  });
+  for (int w : world_ranks_)
+    if (w == MPI_UNDEFINED) {
+      MPI_Win win = win_;
+      gd::blocking_mpi("MPI_Win_free", -1, [&] {
+        MPI_Win_unlock_all(win);
+        return MPI_Win_free(&win);
+      });
+      throw usage_error(std::string("hytask: a ") + kind +
+                        " on a communicator with ranks outside hytask::mpi::comm_world(): "
+                        "global dependencies order the runtime's ranks only");
+    }
+  // Names for remote locations in this rank's dependency tracker: two bytes each, reserved,
+  // never accessible, never backed by memory.
+  const std::size_t synth = std::max<std::size_t>(2 * layout_.locations(), 2);
+  void* p = mmap(nullptr, synth, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  synthetic_ = p == MAP_FAILED ? nullptr : static_cast<const char*>(p);
+  if (synthetic_ == nullptr)
+    throw std::runtime_error("hytask: cannot reserve " + std::to_string(synth) +
+                             " bytes of address space for a " + kind);
+  id_ = sys.add_object(this);
+}
+
+global_memory::~global_memory() {
+  if (auto* sys = gd::global_system::instance()) sys->remove_object(id_);
+  munmap(const_cast<char*>(synthetic_), std::max<std::size_t>(2 * layout_.locations(), 2));
+  try {
+    gd::blocking_mpi("MPI_Win_free", -1, [&] {
+      MPI_Win_unlock_all(win_);
+      return MPI_Win_free(&win_);
+    });
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "hytask: freeing a %s: %s (destroy PGAS objects before the runtime)\n",
+                 kind_, e.what());
+  }
+}
+
+namespace {
+
+operation* rma_op(kind k, MPI_Win win, const global_place& p) {
+  auto* op = new operation;
+  op->what = k;
+  op->win = win;
+  op->peer = p.owner;
+  op->disp = static_cast<MPI_Aint>(p.offset);
+  op->bytes = p.bytes;
+  op->stype = op->rtype = MPI_BYTE;
+  op->scount = op->rcount = static_cast<MPI_Count>(p.bytes);
+  return op;
+}
+
+mpi::request start(operation* op) {
+  mpi::detail::comm_system& c = gd::comm_or_throw("global_array / tiled_matrix transfers");
+  mpi::request r(op);
+  c.submit(op, true);
+  return r;
+}
+
+}  // namespace
+
+void global_memory::get(std::uint64_t index, void* buf) const {
+  const global_place p = layout_.locate(index);
+  if (p.owner == rank_) {
+    std::memcpy(buf, base_ + p.offset, p.bytes);
+    return;
+  }
+  operation* op = rma_op(kind::rget, win_, p);
+  op->rbuf = buf;
+  gd::run_and_wait(op);
+}
+
+void global_memory::put(std::uint64_t index, const void* buf) {
+  const global_place p = layout_.locate(index);
+  if (p.owner == rank_) {
+    std::memcpy(base_ + p.offset, buf, p.bytes);
+    return;
+  }
+  operation* op = rma_op(kind::rput, win_, p);
+  op->sbuf = buf;
+  gd::run_and_wait(op);
+  flush(p.owner);
+}
+
+mpi::request global_memory::get_async(std::uint64_t index, void* buf) const {
+  operation* op = rma_op(kind::rget, win_, layout_.locate(index));
+  op->rbuf = buf;
+  return start(op);
+}
+
+mpi::request global_memory::put_async(std::uint64_t index, const void* buf) {
+  operation* op = rma_op(kind::rput, win_, layout_.locate(index));
+  op->sbuf = buf;
+  return start(op);
+}
+
+void global_memory::flush(int owner) {
+  gd::blocking_mpi("MPI_Win_flush", owner, [&] { return MPI_Win_flush(owner, win_); });
+}
+
+void global_memory::declare(spawn_context& ctx, std::uint64_t index, access_mode mode) {
+  gd::global_system* sys = gd::global_system::instance();
+  const global_place p = layout_.locate(index);
+  const gd::location where{world_ranks_[static_cast<std::size_t>(p.owner)],
+                           (std::uint64_t(id_) << 40) | index};
+  if (p.owner == rank_)
+    sys->declare(ctx, where, base_ + p.offset, p.bytes, mode);
+  else
+    sys->declare(ctx, where, synthetic_ + 2 * index, 2, mode);
+}
+
+}  // namespace hytask::detail

@@ -1,0 +1,257 @@
+#include "global/system.hpp"
+
+#include <mpi.h>
+
+#include <cstdio>
+#include <exception>
+#include <string>
+
+#include "comm/comm.hpp"
+#include "core/root_wait.hpp"
+#include "core/scheduler.hpp"
+#include "core/watch.hpp"
+#include "global/mpi_call.hpp"
+#include "hytask/core/spawn.hpp"
+#include "hytask/errors.hpp"
+#include "hytask/global/memory.hpp"
+#include "hytask/global/phase.hpp"
+
+namespace hytask::global::detail {
+
+namespace {
+
+std::unique_ptr<global_system> g_system;
+unsigned g_window = 8;
+constexpr std::size_t records_per_buffer = 2048;
+constexpr int key_shift = 40;  // key = object id << 40 | location
+
+}  // namespace
+
+void configure(unsigned phase_window) { g_window = phase_window == 0 ? 8 : phase_window; }
+
+global_system* global_system::instance() noexcept { return g_system.get(); }
+
+global_system& global_system::acquire() {
+  if (!g_system) {
+    mpi::detail::comm_system& c = comm_or_throw("PGAS objects (hytask::global_array, tiled_matrix)");
+    g_system.reset(new global_system(c.rank(), c.size(), g_window));
+  }
+  return *g_system;
+}
+
+void global_system::shutdown() {
+  if (!g_system) return;
+  std::exception_ptr error;
+  if (std::uncaught_exceptions() == 0) {  // unwinding: the other ranks may not come
+    try {
+      hytask::wait_all();
+    } catch (...) {
+      error = std::current_exception();
+    }
+  }
+  g_system.reset();
+  if (error) std::rethrow_exception(error);
+}
+
+global_system::global_system(int rank, int nranks, unsigned window)
+    : window_(window), engine_(rank, nranks, *this, records_per_buffer) {
+  mpi::detail::comm_system& c = comm_or_throw("PGAS objects");
+  am_ = std::make_unique<am_two_sided>(
+      c.world(),
+      [this](int source, std::span<const std::byte> buf) {
+        engine_.receive(source, buf);
+        try_match();
+        notify();
+      },
+      [this](std::exception_ptr e) { failed(std::move(e)); },
+      sizeof(buffer_header) + records_per_buffer * sizeof(record));
+  core::root_wait_hooks hooks;
+  hooks.ctx = this;
+  hooks.before = [](void* self) { static_cast<global_system*>(self)->before_wait_all(); };
+  hooks.after = [](void* self) { static_cast<global_system*>(self)->after_wait_all(); };
+  core::set_root_wait_hooks(hooks);
+}
+
+global_system::~global_system() {
+  core::set_root_wait_hooks({});
+  am_.reset();
+}
+
+std::uint32_t global_system::add_object(hytask::detail::global_memory* m) {
+  std::lock_guard lk(objects_mu_);
+  if (m->layout().locations() >= (std::uint64_t(1) << key_shift))
+    throw usage_error("hytask: a " + std::string(m->kind()) + " of " +
+                      std::to_string(m->layout().locations()) +
+                      " locations: global dependencies name at most 2^40 per object; use "
+                      "larger tiles");
+  const std::uint32_t id = next_object_++;
+  objects_[id] = m;
+  return id;
+}
+
+void global_system::remove_object(std::uint32_t id) {
+  std::lock_guard lk(objects_mu_);
+  objects_.erase(id);
+}
+
+std::string global_system::describe(std::uint64_t key) const {
+  const auto id = static_cast<std::uint32_t>(key >> key_shift);
+  const std::uint64_t index = key & ((std::uint64_t(1) << key_shift) - 1);
+  std::lock_guard lk(objects_mu_);
+  auto it = objects_.find(id);
+  if (it == objects_.end()) return "location " + std::to_string(index) + " of object " + std::to_string(id);
+  return it->second->layout().describe(index) + " of " + it->second->kind() + " " + std::to_string(id);
+}
+
+void global_system::require_main(const char* what) const {
+  core::worker* w = core::current_worker();
+  if (w != nullptr && w->current_task == nullptr) return;
+  throw usage_error(std::string("hytask: ") + what +
+                    (w == nullptr ? " on a thread that is not main or a task"
+                                  : " in a task") +
+                    ": global dependencies are declared by tasks that main spawns, and phases "
+                    "are advanced by main (seed 001: remote dependencies are root-level only); "
+                    "spawn the task from main");
+}
+
+void global_system::open() { am_->open(); }
+
+void global_system::declare(hytask::detail::spawn_context& ctx, location where,
+                            const void* addr, std::size_t bytes, access_mode mode) {
+  require_main("hytask::in/out/inout on a global reference");
+  open();
+  hytask::detail::task* t = ctx.target();
+  task_record* rec;
+  if (core::watched(t)) {
+    rec = static_cast<task_record*>(core::watch_arg(t));
+  } else {
+    bool gated = false;
+    rec = engine_.begin_task(t, gated);
+    if (gated) ctx.add_external();
+    core::watch_completion(t, &global_system::completed, rec);
+  }
+  engine_.add_access(rec, where, mode == access_mode::in ? dep_kind::in : dep_kind::out);
+  ctx.region(addr, bytes, mode);
+}
+
+void global_system::completed(hytask::detail::task* t) {
+  global_system* self = g_system.get();
+  self->engine_.task_completed(static_cast<task_record*>(core::watch_arg(t)));
+  self->notify();
+}
+
+void global_system::release(void* task) {
+  hytask::detail::release_external(static_cast<hytask::detail::task*>(task));
+}
+
+void global_system::send(int dest, std::vector<std::byte> buf) { am_->send(dest, std::move(buf)); }
+
+void global_system::close_phase() {
+  const std::uint32_t round = engine_.phase();
+  am_->complete_round(engine_.fence(), [this, round](std::uint64_t n) {
+    engine_.expect(round, n);
+    try_match();
+    notify();
+  });
+}
+
+void global_system::fence() {
+  require_main("hytask::fence()");
+  open();
+  close_phase();
+  wait_until([this] { return engine_.active_phases() < window_; });
+}
+
+void global_system::before_wait_all() {
+  open();
+  close_phase();
+}
+
+void global_system::after_wait_all() {
+  wait_until([this] { return engine_.matched() == engine_.phase(); });
+  am_->complete_round(engine_.drain_counts(), [this](std::uint64_t n) {
+    engine_.expect_drain(n);
+    notify();
+  });
+  wait_until([this] { return engine_.drained(); });
+  // Nothing more can come before every rank has passed the barrier: retire the receives,
+  // so that nothing stays pending between epochs.
+  am_->close();
+  am_->barrier();
+  engine_.reset();
+}
+
+void global_system::try_match() {
+  match_requests_.fetch_add(1, std::memory_order_seq_cst);
+  while (!matching_.exchange(true, std::memory_order_seq_cst)) {
+    match_requests_.store(0, std::memory_order_seq_cst);
+    try {
+      for (;;) {
+        const std::uint32_t m = engine_.matched();
+        if (m >= engine_.phase() || !engine_.round_complete(m)) break;
+        engine_.match(m);  // a conflict throws
+      }
+    } catch (...) {
+      matching_.store(false, std::memory_order_seq_cst);
+      failed(std::current_exception());
+      return;
+    }
+    matching_.store(false, std::memory_order_seq_cst);
+    if (match_requests_.load(std::memory_order_seq_cst) == 0) break;
+  }
+}
+
+// An error found while moving the protocol's messages — a conflict found by matching, a
+// failed MPI call — arises on whichever thread polls, where no caller can catch it, and
+// leaves the ranks' task graphs inconsistent: end the job as an uncaught hytask exception
+// does (fatal_errors.hpp), with the message.
+void global_system::failed(std::exception_ptr e) {
+  std::string what = "unknown error";
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& x) {
+    what = x.what();
+  } catch (...) {
+  }
+  std::fprintf(stderr, "%s\nhytask: rank %d: ending the job (global dependencies)\n", what.c_str(),
+               engine_.rank());
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+void global_system::notify() {
+  std::lock_guard lk(wait_mu_);
+  if (waiter_ != nullptr) {
+    waiter_->set();
+    waiter_ = nullptr;
+  }
+}
+
+void global_system::wait_until(const std::function<bool()>& done) {
+  while (!done()) {
+    hytask::event ev;
+    {
+      std::lock_guard lk(wait_mu_);
+      waiter_ = &ev;
+    }
+    if (!done()) ev.wait();
+    std::lock_guard lk(wait_mu_);
+    if (waiter_ == &ev) waiter_ = nullptr;
+  }
+}
+
+}  // namespace hytask::global::detail
+
+namespace hytask {
+
+void fence() {
+  auto* g = global::detail::global_system::instance();
+  if (g == nullptr) {
+    // No PGAS object yet: phases order nothing, but the rule that every rank fences
+    // equally often still holds, so the system is created here (collectively).
+    g = &global::detail::global_system::acquire();
+  }
+  g->fence();
+}
+
+}  // namespace hytask

@@ -1,0 +1,86 @@
+// The global layer of one rank at run time: the protocol engine (engine.hpp) joined to the
+// scheduler (gates as external dependencies, completions through the core's watch), to MPI
+// (the active messages of am.hpp and their rounds) and to the PGAS objects (names of
+// locations for messages). Created by the first PGAS object (collectively), destroyed at the
+// runtime's end. Discovery, fence and wait_all happen on main.
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <map>
+#include <memory>
+#include <atomic>
+#include <mutex>
+#include <string>
+
+#include "global/am.hpp"
+#include "global/engine.hpp"
+#include "hytask/core/access.hpp"
+#include "hytask/core/detail/task.hpp"
+#include "hytask/core/event.hpp"
+
+namespace hytask::detail {
+class global_memory;
+class spawn_context;
+}  // namespace hytask::detail
+
+namespace hytask::global::detail {
+
+// HYTASK_PHASE_WINDOW (the runtime passes its settings at start).
+void configure(unsigned phase_window);
+
+class global_system final : public engine_host {
+ public:
+  static global_system* instance() noexcept;
+  // The system, created on first use (collective: from a PGAS object's constructor).
+  static global_system& acquire();
+  // The runtime's end: a last collective wait_all, then the system goes. Rethrows what
+  // that wait_all threw.
+  static void shutdown();
+
+  std::uint32_t add_object(hytask::detail::global_memory* m);
+  void remove_object(std::uint32_t id);
+  int rank() const noexcept { return engine_.rank(); }
+
+  // A dependency of the task being spawned on `where`, at addr (real or synthetic).
+  void declare(hytask::detail::spawn_context& ctx, location where, const void* addr,
+               std::size_t bytes, access_mode mode);
+  void fence();
+  void before_wait_all();
+  void after_wait_all();
+
+  // engine_host
+  void send(int dest, std::vector<std::byte> buf) override;
+  void release(void* task) override;
+  std::string describe(std::uint64_t key) const override;
+
+  ~global_system() override;
+
+ private:
+  global_system(int rank, int nranks, unsigned window);
+  void require_main(const char* what) const;
+  void open();
+  void close_phase();
+  void try_match();
+  void failed(std::exception_ptr e);
+  void notify();
+  void wait_until(const std::function<bool()>& done);
+  static void completed(hytask::detail::task* t);
+
+  const unsigned window_;
+  engine engine_;
+  std::unique_ptr<am_two_sided> am_;
+
+  mutable std::mutex objects_mu_;
+  std::map<std::uint32_t, hytask::detail::global_memory*> objects_;
+  std::uint32_t next_object_ = 1;
+
+  std::atomic<int> match_requests_{0};
+  std::atomic<bool> matching_{false};
+
+  std::mutex wait_mu_;
+  hytask::event* waiter_ = nullptr;
+};
+
+}  // namespace hytask::global::detail
