@@ -114,6 +114,13 @@ void spawn_context::submit() {
     core::scheduler::instance()->push_ready(core::current_worker(), task_);
 }
 
+void abandon_spawn(spawn_context& ctx) {
+  task* t = ctx.target();
+  t->invoke(t, false);                 // destroys the callable
+  t->invoke = [](task*, bool) {};      // and leaves nothing to run
+  ctx.submit();
+}
+
 void spawn_context::raise_priority() { core::scheduler::instance()->raise_to_comm(task_); }
 
 void release_external(task* t, std::exception_ptr error, bool high) {

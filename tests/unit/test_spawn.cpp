@@ -213,6 +213,25 @@ TEST(SpawnMisuse, NullRegion) {
   hytask::wait_all();
 }
 
+// An access that throws while the task is being spawned (after others were declared): spawn
+// rethrows, the task never runs, and neither its parent's wait_all nor the tasks ordered
+// after its declared accesses wait for it forever.
+TEST(SpawnMisuse, AccessThatThrowsDuringSpawn) {
+  hytask::runtime rt(hytask::config{.threads = 2});
+  int x = 0;
+  std::atomic<int> ran{0};
+  const char* high = reinterpret_cast<const char*>(~std::uintptr_t(0) - 8);
+  try {
+    hytask::spawn([&] { ran += 100; }, hytask::inout(x), hytask::in(high, 64));
+    FAIL();
+  } catch (const hytask::usage_error& e) {
+    EXPECT_NE(std::string(e.what()).find("wraps around"), std::string::npos) << e.what();
+  }
+  hytask::spawn([&] { ++ran; }, hytask::inout(x));  // after the abandoned task's inout(x)
+  hytask::wait_all();
+  EXPECT_EQ(ran.load(), 1);
+}
+
 TEST(Idle, IdleRuntimeUsesNoCpu) {
   hytask::runtime rt(hytask::config{.threads = 2});
   std::atomic<long> sink{0};

@@ -68,6 +68,11 @@ class spawn_context {
 // `high` puts t in the communication class (tasks released by communication).
 void release_external(task* t, std::exception_ptr error = nullptr, bool high = false);
 
+// A spawn whose access threw: drops the body and submits the task with the dependencies
+// declared so far, so that it completes as a no-op (its parent and its successors do not
+// wait forever); spawn then rethrows.
+void abandon_spawn(spawn_context& ctx);
+
 }  // namespace detail
 
 inline void region_access::apply(detail::spawn_context& ctx) const { ctx.region(addr, bytes, mode); }
@@ -84,7 +89,12 @@ void spawn_into(task* t, F&& f, const A&... accesses) {
     submit(t);
   } else {
     spawn_context ctx(t);
-    (accesses.apply(ctx), ...);
+    try {
+      (accesses.apply(ctx), ...);
+    } catch (...) {
+      abandon_spawn(ctx);  // an access refused: the task completes without running its body
+      throw;
+    }
     ctx.submit();
   }
 }

@@ -1,0 +1,56 @@
+// Misuse of global dependencies must end with a message that names the problem and the fix
+// (issue 17), never a hang or a silent wrong answer. One scenario per run:
+//   conflict       ranks 0 and 1 both write element 0 in one phase
+//   missing_fence  rank 0 writes element 1, rank 1 reads it in the same phase
+//   in_task        a task declares a global dependency (only main's tasks may)
+//   tile_grid      a tiled_matrix on a P x Q grid that is not the number of ranks
+//   index          an element past the end
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "hytask/global.hpp"
+#include "hytask/hytask.hpp"
+#include "hytask/mpi.hpp"
+
+int main(int argc, char** argv) {
+  hytask::runtime rt(argc, argv);
+  const std::string what = argc > 1 ? argv[1] : "";
+  const int rank = hytask::mpi::rank();
+  hytask::global_array<int> a(8);
+  if (what == "conflict") {
+    hytask::fence();  // not the first phase: the tasks are gated, nothing runs
+    if (rank <= 1) hytask::spawn([&] { a[0].put(rank); }, hytask::out(a[0]));
+    hytask::wait_all();
+  } else if (what == "missing_fence") {
+    if (rank == 0) hytask::spawn([&] { a[1].put(1); }, hytask::out(a[1]));
+    if (rank == 1) hytask::spawn([&] { std::printf("%d\n", a[1].get()); }, hytask::in(a[1]));
+    hytask::wait_all();
+  } else if (what == "in_task") {
+    hytask::spawn([&] {
+      try {
+        hytask::spawn([&] { a[2].put(1); }, hytask::out(a[2]));
+      } catch (const hytask::usage_error& e) {
+        std::printf("caught: %s\n", e.what());
+      }
+    });
+    hytask::wait_all();
+  } else if (what == "tile_grid") {
+    try {
+      hytask::tiled_matrix<double> m(10, 10, 5, 5, 3, 7);
+    } catch (const hytask::usage_error& e) {
+      std::printf("caught: %s\n", e.what());
+    }
+  } else if (what == "index") {
+    try {
+      a[8].get();
+    } catch (const hytask::usage_error& e) {
+      std::printf("caught: %s\n", e.what());
+    }
+  } else {
+    std::fprintf(stderr, "global_errors: unknown scenario '%s'\n", what.c_str());
+    return 2;
+  }
+  hytask::wait_all();
+  return 0;
+}
