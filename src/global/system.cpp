@@ -9,6 +9,7 @@
 #include "comm/comm.hpp"
 #include "core/root_wait.hpp"
 #include "core/scheduler.hpp"
+#include "core/stderr_drain.hpp"
 #include "core/watch.hpp"
 #include "global/mpi_call.hpp"
 #include "hytask/core/spawn.hpp"
@@ -216,6 +217,7 @@ void global_system::failed(std::exception_ptr e) {
   std::fprintf(stderr, "%s\nhytask: rank %d: ending the job (global dependencies)\n", what.c_str(),
                engine_.rank());
   std::fflush(stderr);
+  core::wait_until_stderr_read();  // the launcher forwards it before the abort kills us
   MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
