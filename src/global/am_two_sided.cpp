@@ -17,15 +17,6 @@ using mpi::detail::operation;
 namespace {
 
 constexpr int am_tag = 1;
-constexpr const char* who = "hytask global dependencies";  // names the operations
-
-operation* make_op(kind k, MPI_Comm comm) {
-  auto* op = new operation;
-  op->what = k;
-  op->comm = comm;
-  op->task_name = who;
-  return op;
-}
 
 std::exception_ptr failure_of(const operation* op) {
   return std::make_exception_ptr(mpi::make_error(op));
@@ -78,7 +69,7 @@ am_two_sided::~am_two_sided() {
 }
 
 void am_two_sided::post(receive* r) {
-  operation* op = make_op(kind::recv, comm_);
+  operation* op = layer_op(kind::recv, comm_);
   op->rbuf = r->buf.data();
   op->rcount = static_cast<MPI_Count>(max_bytes_);
   op->rtype = MPI_BYTE;
@@ -155,7 +146,7 @@ void am_two_sided::send(int dest, std::vector<std::byte> buf) {
   auto* n = new send_node;
   n->buf = std::move(buf);
   n->on_failure = &on_failure_;
-  operation* op = make_op(kind::send, comm_);
+  operation* op = layer_op(kind::send, comm_);
   static const std::byte none{};
   op->sbuf = n->buf.empty() ? &none : n->buf.data();
   op->scount = static_cast<MPI_Count>(n->buf.size());
@@ -183,7 +174,7 @@ void am_two_sided::complete_round(std::vector<std::uint64_t> counts, round_done 
   n->incoming.assign(static_cast<std::size_t>(size_), 0);
   n->done = std::move(done);
   n->on_failure = &on_failure_;
-  operation* op = make_op(kind::alltoall, comm_);
+  operation* op = layer_op(kind::alltoall, comm_);
   op->sbuf = n->counts.data();
   op->scount = 1;
   op->stype = MPI_UINT64_T;
@@ -212,6 +203,6 @@ void am_two_sided::complete_round(std::vector<std::uint64_t> counts, round_done 
   sys_.submit(op, true);
 }
 
-void am_two_sided::barrier() { run_and_wait(make_op(kind::barrier, comm_)); }
+void am_two_sided::barrier() { run_and_wait(layer_op(kind::barrier, comm_)); }
 
 }  // namespace hytask::global::detail

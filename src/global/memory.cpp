@@ -30,12 +30,10 @@ void throw_global_index(std::uint64_t i, std::uint64_t n, const char* kind) {
                     (n ? std::to_string(n - 1) : std::string("none")) + ")");
 }
 
-void check_tiled_shape(std::size_t rows, std::size_t cols, std::size_t mb, std::size_t nb) {
+void check_tile_size(std::size_t mb, std::size_t nb) {
   if (mb == 0 || nb == 0)
     throw usage_error("hytask::tiled_matrix: tiles of " + std::to_string(mb) + "x" +
                       std::to_string(nb) + ": tile sizes must be at least 1");
-  (void)rows;
-  (void)cols;
 }
 
 void choose_grid(int size, int& grid_rows, int& grid_cols) {
@@ -66,7 +64,7 @@ global_memory::global_memory(MPI_Comm comm, std::size_t local_bytes, const globa
                       " constructed outside main: PGAS objects are collective, create them "
                       "from main on every rank");
   const MPI_Comm world = mpi::detail::comm_system::instance()->world();
-  gd::blocking_mpi("MPI_Win_allocate", -1, [&] {
+  gd::blocking_mpi("MPI_Group_translate_ranks", -1, [&] {
     int rc = MPI_Comm_rank(comm, &rank_);
     if (rc == MPI_SUCCESS) rc = MPI_Comm_size(comm, &size_);
     if (rc != MPI_SUCCESS) return rc;
@@ -80,37 +78,45 @@ global_memory::global_memory(MPI_Comm comm, std::size_t local_bytes, const globa
       rc = MPI_Group_translate_ranks(g, size_, mine.data(), wg, world_ranks_.data());
     if (g != MPI_GROUP_NULL) MPI_Group_free(&g);
     if (wg != MPI_GROUP_NULL) MPI_Group_free(&wg);
-    if (rc != MPI_SUCCESS) return rc;
-    rc = MPI_Win_allocate(static_cast<MPI_Aint>(local_bytes), 1, MPI_INFO_NULL, comm, &base_, &win_);
-    if (rc != MPI_SUCCESS) return rc;
-    MPI_Win_set_errhandler(win_, MPI_ERRORS_RETURN);
-    return MPI_Win_lock_all(MPI_MODE_NOCHECK, win_);
+    return rc;
   });
   for (int w : world_ranks_)
-    if (w == MPI_UNDEFINED) {
-      MPI_Win win = win_;
-      gd::blocking_mpi("MPI_Win_free", -1, [&] {
-        MPI_Win_unlock_all(win);
-        return MPI_Win_free(&win);
-      });
+    if (w == MPI_UNDEFINED)
       throw usage_error(std::string("hytask: a ") + kind +
                         " on a communicator with ranks outside hytask::mpi::comm_world(): "
                         "global dependencies order the runtime's ranks only");
-    }
+  // Checks first, the window last: a constructor that throws runs no destructor.
+  id_ = sys.add_object(this);
   // Names for remote locations in this rank's dependency tracker: two bytes each, reserved,
   // never accessible, never backed by memory.
-  const std::size_t synth = std::max<std::size_t>(2 * layout_.locations(), 2);
-  void* p = mmap(nullptr, synth, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  synthetic_ = p == MAP_FAILED ? nullptr : static_cast<const char*>(p);
-  if (synthetic_ == nullptr)
-    throw std::runtime_error("hytask: cannot reserve " + std::to_string(synth) +
+  void* p = mmap(nullptr, synthetic_bytes(), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) {
+    sys.remove_object(id_);
+    throw std::runtime_error("hytask: cannot reserve " + std::to_string(synthetic_bytes()) +
                              " bytes of address space for a " + kind);
-  id_ = sys.add_object(this);
+  }
+  synthetic_ = static_cast<const char*>(p);
+  try {
+    gd::blocking_mpi("MPI_Win_allocate", -1, [&] {
+      int rc = MPI_Win_allocate(static_cast<MPI_Aint>(local_bytes), 1, MPI_INFO_NULL, comm, &base_, &win_);
+      if (rc != MPI_SUCCESS) return rc;
+      MPI_Win_set_errhandler(win_, MPI_ERRORS_RETURN);
+      return MPI_Win_lock_all(MPI_MODE_NOCHECK, win_);
+    });
+  } catch (...) {
+    sys.remove_object(id_);
+    munmap(p, synthetic_bytes());
+    throw;
+  }
+}
+
+std::size_t global_memory::synthetic_bytes() const {
+  return std::max<std::size_t>(2 * layout_.locations(), 2);
 }
 
 global_memory::~global_memory() {
   if (auto* sys = gd::global_system::instance()) sys->remove_object(id_);
-  munmap(const_cast<char*>(synthetic_), std::max<std::size_t>(2 * layout_.locations(), 2));
+  munmap(const_cast<char*>(synthetic_), synthetic_bytes());
   try {
     gd::blocking_mpi("MPI_Win_free", -1, [&] {
       MPI_Win_unlock_all(win_);
@@ -125,8 +131,7 @@ global_memory::~global_memory() {
 namespace {
 
 operation* rma_op(kind k, MPI_Win win, const global_place& p) {
-  auto* op = new operation;
-  op->what = k;
+  operation* op = gd::layer_op(k, MPI_COMM_NULL);
   op->win = win;
   op->peer = p.owner;
   op->disp = static_cast<MPI_Aint>(p.offset);

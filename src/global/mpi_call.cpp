@@ -20,6 +20,14 @@ mpi::detail::comm_system& comm_or_throw(const char* what) {
                     "HYTASK_MPI=on");
 }
 
+mpi::detail::operation* layer_op(mpi::detail::kind k, MPI_Comm comm) {
+  auto* op = new mpi::detail::operation;
+  op->what = k;
+  op->comm = comm;
+  op->task_name = "hytask global dependencies";
+  return op;
+}
+
 void run_and_wait(mpi::detail::operation* op) {
   struct hold {
     mpi::detail::operation* op;
@@ -33,14 +41,11 @@ void run_and_wait(mpi::detail::operation* op) {
 
 void blocking_mpi(const char* name, int peer, const std::function<int()>& f) {
   mpi::detail::comm_system& c = comm_or_throw(name);
-  auto* op = new mpi::detail::operation;
-  op->what = mpi::detail::kind::call;
+  mpi::detail::operation* op = layer_op(mpi::detail::kind::call, c.world());
   op->call = [](void* arg) { return (*static_cast<const std::function<int()>*>(arg))(); };
   op->call_arg = const_cast<std::function<int()>*>(&f);
   op->call_name = name;
   op->peer = peer;
-  op->comm = c.world();
-  op->task_name = "hytask global dependencies";
   run_and_wait(op);
 }
 

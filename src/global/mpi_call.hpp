@@ -12,6 +12,9 @@ namespace hytask::global::detail {
 
 mpi::detail::comm_system& comm_or_throw(const char* what);
 
+// A new operation of the layer (refs 1), named as the global dependencies' in the watchdog.
+mpi::detail::operation* layer_op(mpi::detail::kind k, MPI_Comm comm);
+
 // Posts op (the layer's own, not the running task's), waits for it, releases it, and throws
 // hytask::mpi::error if it failed.
 void run_and_wait(mpi::detail::operation* op);

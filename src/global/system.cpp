@@ -246,14 +246,8 @@ void global_system::wait_until(const std::function<bool()>& done) {
 
 namespace hytask {
 
-void fence() {
-  auto* g = global::detail::global_system::instance();
-  if (g == nullptr) {
-    // No PGAS object yet: phases order nothing, but the rule that every rank fences
-    // equally often still holds, so the system is created here (collectively).
-    g = &global::detail::global_system::acquire();
-  }
-  g->fence();
-}
+// Before any PGAS object, phases order nothing, but every rank fences equally often, so the
+// system may be created here (collectively).
+void fence() { global::detail::global_system::acquire().fence(); }
 
 }  // namespace hytask

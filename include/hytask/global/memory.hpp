@@ -68,6 +68,8 @@ class global_memory {
   void declare(spawn_context& ctx, std::uint64_t index, access_mode mode);
 
  private:
+  std::size_t synthetic_bytes() const;
+
   const global_layout& layout_;
   const char* kind_;
   MPI_Comm comm_ = MPI_COMM_NULL;
@@ -86,7 +88,7 @@ inline void check_global_index(std::uint64_t i, std::uint64_t n, const char* kin
 }
 
 // tiled_matrix: refuses zero tile sizes; picks (or checks) a grid of `size` ranks.
-void check_tiled_shape(std::size_t rows, std::size_t cols, std::size_t mb, std::size_t nb);
+void check_tile_size(std::size_t mb, std::size_t nb);
 void choose_grid(int size, int& grid_rows, int& grid_cols);
 
 // in/out/inout on a global reference.

@@ -86,7 +86,7 @@ class tiled_matrix {
     layout(std::size_t rows, std::size_t cols, std::size_t mb_, std::size_t nb_, int pr, int pc,
            MPI_Comm comm)
         : m(rows), n(cols), mb(mb_), nb(nb_) {
-      detail::check_tiled_shape(rows, cols, mb_, nb_);
+      detail::check_tile_size(mb_, nb_);
       mt = (m + mb - 1) / mb;
       nt = (n + nb - 1) / nb;
       me = mpi::rank(comm);
