@@ -76,6 +76,7 @@ class am_two_sided final : public am_transport {
   struct receive;
   void post(receive* r);
   void received(receive* r);
+  void handle(receive* r);
 
   mpi::detail::comm_system& sys_;
   MPI_Comm comm_ = MPI_COMM_NULL;

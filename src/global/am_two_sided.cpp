@@ -85,7 +85,28 @@ void am_two_sided::post(receive* r) {
   sys_.submit(op, true);
 }
 
+// A receive posted again may complete at once, inside the post (its message was waiting),
+// and its callback would post it again from there: with many messages queued, the stack
+// grew by a frame per message until it overflowed. A thread that is already handling a
+// receive queues further ones and handles them in its loop, one frame deep.
 void am_two_sided::received(receive* r) {
+  thread_local std::vector<receive*>* t_queue = nullptr;
+  if (t_queue != nullptr) {
+    t_queue->push_back(r);
+    return;
+  }
+  std::vector<receive*> queue{r};
+  t_queue = &queue;
+  struct reset {
+    ~reset() { t_queue = nullptr; }
+  } at_exit;
+  for (std::size_t i = 0; i < queue.size(); ++i) {
+    receive* next = queue[i];
+    next->self->handle(next);
+  }
+}
+
+void am_two_sided::handle(receive* r) {
   operation* op = r->op;
   r->op = nullptr;
   if (op->error != MPI_SUCCESS) {
