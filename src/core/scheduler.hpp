@@ -176,7 +176,21 @@ class scheduler {
   std::uint64_t tasks_started() const noexcept;  // sum over workers, for the watchdog
   bool any_worker_busy() const noexcept;         // some worker is not idle (watchdog)
   std::int64_t in_flight() const noexcept {      // tasks spawned, not completed (approximate)
-    return std::max<std::int64_t>(0, inflight_.load(std::memory_order_relaxed));
+    return std::max<std::int64_t>(0, inflight_.load(std::memory_order_relaxed) +
+                                         set_aside_.load(std::memory_order_relaxed));
+  }
+  // Tasks that the throttle does not count: held until the spawning thread does something
+  // later (a layer's tasks that wait for an event only main's next call can cause, as the
+  // global layer's wait for their phase's matching, which needs main's next fence). A spawn
+  // that waited for them would wait forever. take_back counts them again, once that
+  // something has happened; their completion is counted as any task's.
+  void set_aside(std::int64_t tasks) noexcept {
+    inflight_.fetch_sub(tasks, std::memory_order_relaxed);
+    set_aside_.fetch_add(tasks, std::memory_order_relaxed);
+  }
+  void take_back(std::int64_t tasks) noexcept {
+    inflight_.fetch_add(tasks, std::memory_order_relaxed);
+    set_aside_.fetch_sub(tasks, std::memory_order_relaxed);
   }
   void wake_worker(unsigned index) { wake(workers_[index]); }
 
@@ -268,6 +282,7 @@ class scheduler {
   unsigned long main_timer_slack_ = 0;  // the main thread's, before it became worker 0
 
   alignas(64) std::atomic<std::int64_t> inflight_{0};
+  std::atomic<std::int64_t> set_aside_{0};  // see set_aside()
   std::atomic<std::int64_t> throttle_extra_{0};  // limit extension while everything is stuck
   std::atomic<int> throttle_streak_{0};          // extensions since the count last fell
   std::atomic<bool> throttle_capped_warned_{false};

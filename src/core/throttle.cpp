@@ -83,21 +83,25 @@ void scheduler::throttle(worker* w) {
   // the limit, doubling the extension (many suspended tasks cost a few checks, not one per
   // quarter), and double the time a count must stay frozen before the next extension (up to
   // 64 ms), so that a slow peer does not make spawning run ahead without bound. Each task
-  // that suspends holds a fiber: the extension stops where fibers would run out.
-  const std::int64_t ceiling =
-      std::max<std::int64_t>(limit, static_cast<std::int64_t>(fiber_limit())) - limit;
+  // that suspends holds a fiber: the extension grows by at most the fibers left, so it stops
+  // where suspended tasks would run out of them — not where tasks that merely wait for
+  // their predecessors (no fiber: they have not started) reach that number.
+  const auto fibers = static_cast<std::int64_t>(fiber_limit());
+  const auto held = static_cast<std::int64_t>(live_fibers());
+  const std::int64_t ceiling = extra + std::max<std::int64_t>(0, fibers - held);
   const std::int64_t grown = std::min(std::max(quarter, 2 * extra), ceiling);
   if (grown > extra) {
     throttle_extra_.store(grown, std::memory_order_relaxed);
     throttle_streak_.store(streak + 1, std::memory_order_relaxed);
   } else if (!throttle_capped_warned_.exchange(true, std::memory_order_relaxed)) {
     std::fprintf(stderr,
-                 "hytask: spawning waits: the %lld tasks in flight are all suspended, and "
-                 "spawning more would take more fibers than this system affords (about %zu, "
-                 "a quarter of vm.max_map_count). If a suspended task waits for one not "
-                 "spawned yet, this is a deadlock: raise vm.max_map_count or restructure the "
-                 "program.\n",
-                 static_cast<long long>(inflight_.load(std::memory_order_relaxed)), fiber_limit());
+                 "hytask: spawning waits: the %lld tasks in flight wait for %zu suspended "
+                 "ones, and spawning more would take more fibers than this system affords "
+                 "(about %zu, a quarter of vm.max_map_count). If a suspended task waits for "
+                 "one not spawned yet, this is a deadlock: raise vm.max_map_count or "
+                 "restructure the program.\n",
+                 static_cast<long long>(inflight_.load(std::memory_order_relaxed)), live_fibers(),
+                 fiber_limit());
     std::fflush(stderr);
   }
 }

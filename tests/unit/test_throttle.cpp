@@ -2,9 +2,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <thread>
 #include <vector>
 
+#include "core/fiber.hpp"
 #include "core/scheduler.hpp"
 #include "hytask/hytask.hpp"
 #include "test_util.hpp"
@@ -175,4 +178,32 @@ TEST(Throttle, TaskThatSpawnsManyChildrenIsThrottledToo) {
   hytask::wait_all();
   EXPECT_EQ(ran.load(), 20000);
   EXPECT_LE(g_peak.load(), 64 + 64 * 2 + 8);
+}
+
+TEST(Throttle, TasksThatWaitWithoutStartingDoNotCountAsFibers) {
+  // More tasks than the system affords fibers wait for an event (they have not started, so
+  // they hold no fiber) that only a later task sets: spawning must go on. The extension's
+  // cap counted every task in flight as a fiber, and spawning stopped for good at a quarter
+  // of vm.max_map_count (the global layer's gated tasks of one phase did this).
+  const long n = static_cast<long>(hytask::core::fiber_limit()) + 2000;
+  std::atomic<bool> finished{false};
+  std::thread guard([&finished] {
+    for (int i = 0; i < 600 && !finished.load(); ++i) std::this_thread::sleep_for(100ms);
+    if (!finished.load()) {
+      std::fprintf(stderr, "FAIL: spawning stopped: tasks waiting for a later task counted as "
+                   "suspended fibers\n");
+      std::_Exit(1);
+    }
+  });
+  {
+    hytask::runtime rt(hytask::config{.threads = 2, .max_tasks = 64});
+    hytask::event e;
+    std::atomic<long> ran{0};
+    for (long i = 0; i < n; ++i) hytask::spawn([&ran] { ran++; }, hytask::after(e));
+    hytask::spawn([&e] { e.set(); });
+    hytask::wait_all();
+    EXPECT_EQ(ran.load(), n);
+  }
+  finished = true;
+  guard.join();
 }
