@@ -2,7 +2,9 @@
 // on MPI-3 RMA, in/out/inout on their elements and tiles, phases.
 #pragma once
 
+#include "hytask/global/copyin.hpp"
 #include "hytask/global/global_array.hpp"
 #include "hytask/global/global_ref.hpp"
 #include "hytask/global/phase.hpp"
+#include "hytask/global/stats.hpp"
 #include "hytask/global/tiled_matrix.hpp"

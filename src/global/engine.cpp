@@ -150,6 +150,7 @@ void engine::match(std::uint32_t round) {
     ++matched_;
     auto g = gated_.find(round);
     if (g != gated_.end()) {
+      host_.phase_matched(g->second.size());
       for (task_record* t : g->second)
         if (--t->gate == 0) fx.ready.push_back(t);
       gated_.erase(g);
@@ -214,6 +215,7 @@ void engine::take(int source, const buffer_header& h, const std::vector<record>&
 }
 
 void engine::act(effects& fx, std::vector<void*>& ready) {
+  for (task_record* t : fx.remote_succ) host_.remote_successor(t->task);
   for (const auto& [r, id] : fx.releases) {
     b_[r].push(record{msg_type::release, dep_kind::in, 0, 0, 0, id, 0});
     ++stats_.releases_sent;

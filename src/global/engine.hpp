@@ -43,6 +43,12 @@ class engine_host {
   virtual void send(int dest, std::vector<std::byte> buf) = 0;
   // The gate of a task that begin_task said is gated has opened.
   virtual void release(void* task) = 0;
+  // Matching gave a task of this rank, not completed, a successor on another rank: it
+  // communicates (seed 001 L1292). Called under the engine's lock, so the task is alive.
+  virtual void remote_successor(void* /*task*/) {}
+  // A phase was matched: `tasks` gated tasks of it no longer wait for this rank's discovery
+  // (the host set them aside from the throttle's count while they did).
+  virtual void phase_matched(std::size_t /*tasks*/) {}
   // Names a location of this rank in error messages ("element 17 of global_array 2").
   virtual std::string describe(std::uint64_t key) const = 0;
 };

@@ -193,6 +193,10 @@ void home::match(std::uint32_t phase, bool first, effects& fx) {
       auto edge = [&](node* p) {
         if (p->complete || p->rank == g->rank) return;
         p->succ.push_back(g);
+        if (p->task != nullptr && !p->task->remote_succ) {
+          p->task->remote_succ = true;
+          fx.remote_succ.push_back(p->task);
+        }
         if (g->task) ++g->task->gate;
         else ++g->waiting;
       };

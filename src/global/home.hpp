@@ -48,6 +48,7 @@ struct node {
 struct effects {
   std::vector<std::pair<int, std::uint64_t>> releases;  // (rank, access id): send B
   std::vector<task_record*> ready;                       // local tasks whose gate opened
+  std::vector<task_record*> remote_succ;  // local tasks that gained a successor elsewhere
 };
 
 class home {

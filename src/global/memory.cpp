@@ -16,6 +16,7 @@
 #include "global/system.hpp"
 #include "hytask/comm/error.hpp"
 #include "hytask/core/spawn.hpp"
+#include "hytask/core/task_options.hpp"
 #include "hytask/errors.hpp"
 
 namespace hytask::detail {
@@ -187,6 +188,53 @@ mpi::request global_memory::put_async(std::uint64_t index, const void* buf) {
 
 void global_memory::flush(int owner) {
   gd::blocking_mpi("MPI_Win_flush", owner, [&] { return MPI_Win_flush(owner, win_); });
+}
+
+void throw_copyin_buffer(std::size_t have, std::size_t need, const char* which) {
+  throw usage_error("hytask::" + std::string(which) + ": a buffer of " + std::to_string(have) +
+                    " elements for a location of " + std::to_string(need) +
+                    ": the buffer holds the whole element or tile (mb * nb elements)");
+}
+
+namespace {
+// Puts the task being spawned in the communication class before its other accesses, so
+// that the tasks it waits for join it too (a transfer is communication).
+struct comm_class {
+  void apply(spawn_context& ctx) const { ctx.raise_priority(); }
+};
+}  // namespace
+
+void global_memory::prepare_copyin(std::uint64_t index, void* buf, bool remote_only) {
+  gd::global_system& sys = *gd::global_system::instance();
+  sys.require_main("hytask::copyin");
+  const global_place p = layout_.locate(index);
+  if (buf == nullptr && p.bytes != 0)
+    throw usage_error("hytask::copyin: a null buffer for " + layout_.describe(index) + " of a " +
+                      kind_);
+  if (remote_only && p.owner == rank_) return;  // read in place
+  if (!sys.copyin_needed(buf, (std::uint64_t(id_) << 40) | index, p.bytes)) return;
+  global_memory* self = this;
+  hytask::spawn(task_options{.name = "hytask copyin"},
+                [self, index, buf] { self->transfer(index, buf); }, comm_class{},
+                global_access{this, index, access_mode::in},
+                hytask::out(static_cast<std::byte*>(buf), p.bytes));
+}
+
+void global_memory::declare_copyin(spawn_context& ctx, std::uint64_t index, void* buf,
+                                   bool remote_only) {
+  const global_place p = layout_.locate(index);
+  if (remote_only && p.owner == rank_) declare(ctx, index, access_mode::in);
+  else ctx.region(buf, p.bytes, access_mode::in);
+}
+
+void global_memory::transfer(std::uint64_t index, void* buf) {
+  gd::global_system::instance()->count_transfer();
+  const global_place p = layout_.locate(index);
+  if (p.owner == rank_) {
+    std::memcpy(buf, base_ + p.offset, p.bytes);
+    return;
+  }
+  mpi::bind(get_async(index, buf));  // the task ends now; its readers start when the data is in
 }
 
 void global_memory::declare(spawn_context& ctx, std::uint64_t index, access_mode mode) {

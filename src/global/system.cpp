@@ -128,11 +128,65 @@ void global_system::declare(hytask::detail::spawn_context& ctx, location where,
   } else {
     bool gated = false;
     rec = engine_.begin_task(t, gated);
-    if (gated) ctx.add_external();
+    if (gated) {
+      ctx.add_external();
+      // Until its phase is matched, which needs main's next fence, the task cannot run: a
+      // spawn that waited for it in the throttle would wait forever (seed 001 §5.2.1: a
+      // phase must be discovered whole; the window of active phases bounds memory instead).
+      core::scheduler::instance()->set_aside(1);
+    }
     core::watch_completion(t, &global_system::completed, rec);
   }
   engine_.add_access(rec, where, mode == access_mode::in ? dep_kind::in : dep_kind::out);
+  // An access to another rank's location is communication (its completion reaches the
+  // owner, and may release tasks there): the task joins the communication class.
+  if (where.owner != engine_.rank()) ctx.raise_priority();
   ctx.region(addr, bytes, mode);
+}
+
+// Matching found a successor on another rank: the task joins the communication class (if it
+// has not started, it starts in it) and so do later tasks of its type (the core learns it as
+// it learns the types of tasks that post MPI operations).
+void global_system::remote_successor(void* task) {
+  auto* t = static_cast<hytask::detail::task*>(task);
+  core::scheduler* s = core::scheduler::instance();
+  s->raise_to_comm(t);
+  s->learn_comm(t);
+}
+
+void global_system::phase_matched(std::size_t tasks) {
+  if (tasks) core::scheduler::instance()->take_back(static_cast<std::int64_t>(tasks));
+}
+
+bool global_system::copyin_needed(const void* buf, std::uint64_t key, std::size_t bytes) {
+  const std::uint32_t phase = engine_.phase();
+  if (phase != copyin_phase_) {
+    copyins_.clear();
+    copyin_phase_ = phase;
+  }
+  auto [it, fresh] = copyins_.try_emplace(buf, copyin_target{key, bytes});
+  if (!fresh && it->second.key == key && it->second.bytes == bytes) {
+    copyins_shared_.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  it->second = copyin_target{key, bytes};
+  return true;
+}
+
+hytask::global_counters global_system::counters() const {
+  const engine_stats e = engine_.stats();
+  hytask::global_counters c;
+  c.announces_sent = e.announces_sent;
+  c.releases_sent = e.releases_sent;
+  c.completions_sent = e.completions_sent;
+  c.buffers_sent = e.buffers_sent;
+  c.buffers_received = e.buffers_received;
+  c.transfers = transfers_.load(std::memory_order_relaxed);
+  c.copyins_shared = copyins_shared_.load(std::memory_order_relaxed);
+  c.tasks_alive = e.records_alive;
+  c.nodes_alive = e.nodes_alive;
+  c.chains_alive = e.chains_alive;
+  return c;
 }
 
 void global_system::completed(hytask::detail::task* t) {
@@ -249,5 +303,10 @@ namespace hytask {
 // Before any PGAS object, phases order nothing, but every rank fences equally often, so the
 // system may be created here (collectively).
 void fence() { global::detail::global_system::acquire().fence(); }
+
+global_counters global_stats() {
+  auto* sys = global::detail::global_system::instance();
+  return sys ? sys->counters() : global_counters{};
+}
 
 }  // namespace hytask

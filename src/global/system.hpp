@@ -13,12 +13,14 @@
 #include <atomic>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 
 #include "global/am.hpp"
 #include "global/engine.hpp"
 #include "hytask/core/access.hpp"
 #include "hytask/core/detail/task.hpp"
 #include "hytask/core/event.hpp"
+#include "hytask/global/stats.hpp"
 
 namespace hytask::detail {
 class global_memory;
@@ -46,6 +48,13 @@ class global_system final : public engine_host {
   // A dependency of the task being spawned on `where`, at addr (real or synthetic).
   void declare(hytask::detail::spawn_context& ctx, location where, const void* addr,
                std::size_t bytes, access_mode mode);
+  // Throws usage_error unless called from main outside tasks (what: the call, for the message).
+  void require_main(const char* what) const;
+  // copyin: whether buf must receive location `key` (bytes long) in the discovery phase —
+  // false when a transfer of it into buf was spawned in this phase already.
+  bool copyin_needed(const void* buf, std::uint64_t key, std::size_t bytes);
+  void count_transfer() noexcept { transfers_.fetch_add(1, std::memory_order_relaxed); }
+  hytask::global_counters counters() const;
   void fence();
   void before_wait_all();
   void after_wait_all();
@@ -53,13 +62,14 @@ class global_system final : public engine_host {
   // engine_host
   void send(int dest, std::vector<std::byte> buf) override;
   void release(void* task) override;
+  void remote_successor(void* task) override;
+  void phase_matched(std::size_t tasks) override;
   std::string describe(std::uint64_t key) const override;
 
   ~global_system() override;
 
  private:
   global_system(int rank, int nranks, unsigned window);
-  void require_main(const char* what) const;
   void open();
   void close_phase();
   void try_match();
@@ -81,6 +91,16 @@ class global_system final : public engine_host {
 
   std::mutex wait_mu_;
   hytask::event* waiter_ = nullptr;
+
+  // copyin transfers spawned in the discovery phase (main only): buffer -> (location, bytes).
+  struct copyin_target {
+    std::uint64_t key;
+    std::size_t bytes;
+  };
+  std::unordered_map<const void*, copyin_target> copyins_;
+  std::uint32_t copyin_phase_ = 0;
+  std::atomic<std::uint64_t> copyins_shared_{0};
+  std::atomic<std::uint64_t> transfers_{0};
 };
 
 }  // namespace hytask::global::detail

@@ -18,6 +18,7 @@ struct task_record {
   // B record, each unfinished predecessor of another rank on an owned location. Guarded by
   // the engine's lock; the task is released when it reaches 0 after discovery.
   std::int32_t gate = 0;
+  bool remote_succ = false;   // matching found a successor on another rank (reported once)
   std::vector<node*> owned;   // accesses to this rank's locations
   struct remote_access {
     int owner;

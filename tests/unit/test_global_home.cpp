@@ -210,3 +210,32 @@ TEST(GlobalHome, ChainsOfCompletedAccessesAreDropped) {
     EXPECT_LE(h.nodes(), 20u);
   }
 }
+
+// Seed 001 L1292: a task with a successor on another rank communicates; matching reports it
+// once, while it has not completed, and not for successors on its own rank.
+TEST(GlobalHome, MatchingReportsALocalTaskThatGainsARemoteSuccessor) {
+  gd::home h = make_home();
+  gd::task_record w, local_reader;
+  gd::node* nw = h.add_local(&w, loc, gd::dep_kind::out, 0, 1);
+  gd::node* nr = h.add_local(&local_reader, loc, gd::dep_kind::in, 1, 2);
+  gd::effects fx;
+  h.match(0, true, fx);
+  h.match(1, false, fx);
+  EXPECT_TRUE(fx.remote_succ.empty()) << "a successor on the same rank is not remote";
+  h.add_remote(1, announce(gd::dep_kind::in, 2, 5, 1));
+  h.add_remote(2, announce(gd::dep_kind::in, 2, 6, 1));
+  h.match(2, false, fx);
+  EXPECT_EQ(fx.remote_succ, (std::vector<gd::task_record*>{&w}));
+  EXPECT_TRUE(w.remote_succ);
+  h.complete_local(nr, fx);
+  h.complete_local(nw, fx);
+  EXPECT_EQ(fx.releases, (releases{{1, 5}, {2, 6}}));
+  gd::effects after;
+  h.add_remote(1, announce(gd::dep_kind::in, 3, 7, 2));
+  h.match(3, false, after);
+  EXPECT_TRUE(after.remote_succ.empty()) << "a completed task was reported";
+  h.complete_remote(1, 5, after);
+  h.complete_remote(2, 6, after);
+  h.complete_remote(1, 7, after);
+  EXPECT_TRUE(h.idle());
+}

@@ -81,6 +81,18 @@ inline void region_list::apply(detail::spawn_context& ctx) const {
 }
 
 namespace detail {
+// An access may have work to do before its task exists: the global layer's copyin spawns the
+// task that transfers the data, which must be registered before the task that reads it (a
+// nested spawn while the reader is half-declared could run tasks — the throttle — or
+// interleave two tasks' registrations in the parent's tracker). spawn calls
+// a.hytask_prepare() for such accesses, in order, before it allocates its task.
+template <class A>
+concept prepared_access = requires(const A& a) { a.hytask_prepare(); };
+template <class A>
+void prepare(const A& a) {
+  if constexpr (prepared_access<A>) a.hytask_prepare();
+}
+
 // Stores the body in t, registers its accesses and submits it.
 template <class F, class... A>
 void spawn_into(task* t, F&& f, const A&... accesses) {
@@ -102,12 +114,14 @@ void spawn_into(task* t, F&& f, const A&... accesses) {
 
 template <class F, access... A>
 void spawn(const task_options& opts, F&& f, const A&... accesses) {
+  (detail::prepare(accesses), ...);
   detail::spawn_into(detail::new_task(opts.priority, opts.name), std::forward<F>(f), accesses...);
 }
 
 template <class F, access... A>
   requires(!std::is_same_v<std::decay_t<F>, task_options>)
 void spawn(F&& f, const A&... accesses) {
+  (detail::prepare(accesses), ...);
   detail::spawn_into(detail::new_task(), std::forward<F>(f), accesses...);
 }
 

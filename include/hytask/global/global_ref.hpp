@@ -29,6 +29,14 @@ class global_ref : public detail::location_ref {
     return v;
   }
   void put(const T& v) const { mem_->put(index_, &v); }
+  // The element where it is local, else null.
+  T* local_data() const { return static_cast<T*>(local_address()); }
+  // Where a task reads what copyin_r(*this, buf) brought: the element in place where it is
+  // local, else buf.
+  const T* local_or(const T* buf) const {
+    const T* p = local_data();
+    return p ? p : buf;
+  }
   mpi::request get_async(T* buf) const { return mem_->get_async(index_, buf); }
   mpi::request put_async(const T* buf) const { return mem_->put_async(index_, buf); }
 };

@@ -66,9 +66,15 @@ class global_memory {
 
   // The dependency of a task on location index.
   void declare(spawn_context& ctx, std::uint64_t index, access_mode mode);
+  // copyin(ref, buf) (copyin.hpp): before its task is allocated, the transfer of location
+  // index into buf, unless buf already receives it in this phase (or, remote_only, the
+  // location is this rank's); then, in the task's spawn, the task's input dependency.
+  void prepare_copyin(std::uint64_t index, void* buf, bool remote_only);
+  void declare_copyin(spawn_context& ctx, std::uint64_t index, void* buf, bool remote_only);
 
  private:
   std::size_t synthetic_bytes() const;
+  void transfer(std::uint64_t index, void* buf);  // the body of a copyin's transfer task
 
   const global_layout& layout_;
   const char* kind_;
@@ -99,16 +105,38 @@ struct global_access {
   void apply(spawn_context& ctx) const { mem->declare(ctx, index, mode); }
 };
 
+// copyin / copyin_r on a global reference (copyin.hpp).
+struct copyin_access {
+  global_memory* mem;
+  std::uint64_t index;
+  void* buf;
+  bool remote_only;
+  void hytask_prepare() const { mem->prepare_copyin(index, buf, remote_only); }
+  void apply(spawn_context& ctx) const { mem->declare_copyin(ctx, index, buf, remote_only); }
+};
+
 // What element and tile references have in common: the object and the location.
 class location_ref {
  public:
+  // The location's memory where it is local, else null.
+  void* local_address() const {
+    const global_place p = mem_->layout().locate(index_);
+    return p.owner == mem_->rank() ? mem_->local_base() + p.offset : nullptr;
+  }
+
   location_ref(global_memory* mem, std::uint64_t index) noexcept : mem_(mem), index_(index) {}
   // The owning rank (of the object's communicator), and whether it is this one.
   int owner() const { return mem_->layout().locate(index_).owner; }
   bool is_local() const { return owner() == mem_->rank(); }
   std::uint64_t index() const noexcept { return index_; }
+  // The location's size: sizeof(T) for an element, mb·nb·sizeof(T) for a tile.
+  std::size_t location_bytes() const { return mem_->layout().locate(index_).bytes; }
   // What hytask::in / out / inout make of the reference.
   global_access hytask_access(access_mode m) const { return {mem_, index_, m}; }
+  // What hytask::copyin / copyin_r make of it, with the buffer (checked by the caller's type).
+  copyin_access hytask_copyin(void* buf, bool remote_only) const {
+    return {mem_, index_, buf, remote_only};
+  }
 
  protected:
   global_memory* mem_;

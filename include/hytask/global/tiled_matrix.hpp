@@ -36,9 +36,12 @@ class tile_ref : public detail::location_ref {
  public:
   using location_ref::location_ref;
   // The tile's mb·nb elements where it is local (column-major, leading dimension mb), else null.
-  T* local_data() const {
-    const detail::global_place p = mem_->layout().locate(index_);
-    return p.owner == mem_->rank() ? reinterpret_cast<T*>(mem_->local_base() + p.offset) : nullptr;
+  T* local_data() const { return static_cast<T*>(local_address()); }
+  // Where a task reads what copyin_r(*this, buf) brought: the tile in place where it is
+  // local, else buf.
+  const T* local_or(const T* buf) const {
+    const T* p = local_data();
+    return p ? p : buf;
   }
   // Copy the whole tile (mb·nb elements) from / to buf; blocking, a task suspends.
   void get(T* buf) const { mem_->get(index_, buf); }

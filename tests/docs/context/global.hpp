@@ -11,3 +11,4 @@
 void use(int value);
 void use(double value);
 void fill(double* tile, std::size_t ld);
+void scale(const double* by, double* tile);
