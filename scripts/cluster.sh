@@ -292,9 +292,12 @@ run_cluster() {
     # Flags checked on these machines (DESIGN.md): TCP only, daemons started through the
     # agent and wired directly, no binding (a node's ranks keep its CPU set), and no hwloc
     # shared-memory topology (a daemon crashes in it about one start in six).
+    # One-sided windows (hytask's PGAS objects) between nodes: over pml ob1 only osc pt2pt
+    # is left, which fails to create them (MPI_ERR_WIN); UCX's osc works over TCP.
+    export UCX_TLS=tcp,self
     launch=("$exe" --hostfile "$hostfile" -n "$np" --map-by node
             --mca plm_rsh_agent "$tmpdir/agent" --mca routed direct
-            --mca pml ob1 --mca btl self,tcp
+            --mca pml ob1 --mca btl self,tcp --mca osc ucx
             --mca btl_tcp_if_include "$SUBNET.0/24" --mca oob_tcp_if_include "$SUBNET.0/24"
             --bind-to none --mca rtc_hwloc_vmhole none "${cmd[@]}")
   else

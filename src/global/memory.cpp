@@ -104,6 +104,18 @@ global_memory::global_memory(MPI_Comm comm, std::size_t local_bytes, const globa
       MPI_Win_set_errhandler(win_, MPI_ERRORS_RETURN);
       return MPI_Win_lock_all(MPI_MODE_NOCHECK, win_);
     });
+  } catch (const mpi::error& e) {
+    sys.remove_object(id_);
+    munmap(p, synthetic_bytes());
+    // MPI_ERR_WIN here means the MPI library has no one-sided component for these ranks:
+    // say which, and what to select instead.
+    throw mpi::error(e.call(), e.code(), e.peer(), e.tag(),
+                     std::string(e.what()) + "\nhytask: a " + kind +
+                         " needs MPI one-sided communication (MPI_Win_allocate) between its "
+                         "ranks, and this MPI library could not provide it. With Open MPI "
+                         "between nodes over TCP (pml ob1), select UCX's component: "
+                         "OMPI_MCA_osc=ucx (and UCX_TLS=tcp,self where there is no "
+                         "InfiniBand); ompi_info | grep osc lists the components built");
   } catch (...) {
     sys.remove_object(id_);
     munmap(p, synthetic_bytes());
