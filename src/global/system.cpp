@@ -138,6 +138,7 @@ void global_system::declare(hytask::detail::spawn_context& ctx, location where,
     core::watch_completion(t, &global_system::completed, rec);
   }
   engine_.add_access(rec, where, mode == access_mode::in ? dep_kind::in : dep_kind::out);
+  if (mode != access_mode::in) copyin_written(where.key);
   // An access to another rank's location is communication (its completion reaches the
   // owner, and may release tasks there): the task joins the communication class.
   if (where.owner != engine_.rank()) ctx.raise_priority();
@@ -158,19 +159,38 @@ void global_system::phase_matched(std::size_t tasks) {
   if (tasks) core::scheduler::instance()->take_back(static_cast<std::int64_t>(tasks));
 }
 
-bool global_system::copyin_needed(const void* buf, std::uint64_t key, std::size_t bytes) {
+void global_system::copyin_new_phase() {
   const std::uint32_t phase = engine_.phase();
-  if (phase != copyin_phase_) {
-    copyins_.clear();
-    copyin_phase_ = phase;
-  }
+  if (phase == copyin_phase_) return;
+  copyins_.clear();
+  copyin_buffers_.clear();
+  copyin_phase_ = phase;
+}
+
+bool global_system::copyin_needed(const void* buf, std::uint64_t key, std::size_t bytes) {
+  copyin_new_phase();
   auto [it, fresh] = copyins_.try_emplace(buf, copyin_target{key, bytes});
   if (!fresh && it->second.key == key && it->second.bytes == bytes) {
     copyins_shared_.fetch_add(1, std::memory_order_relaxed);
     return false;
   }
   it->second = copyin_target{key, bytes};
+  copyin_buffers_[key].push_back(buf);
   return true;
+}
+
+// A write of this rank to `key` later in the phase makes what earlier copyins of it brought
+// stale: later copyins of the phase must transfer again (after the write).
+void global_system::copyin_written(std::uint64_t key) {
+  if (copyins_.empty()) return;
+  copyin_new_phase();
+  auto it = copyin_buffers_.find(key);
+  if (it == copyin_buffers_.end()) return;
+  for (const void* buf : it->second) {
+    auto c = copyins_.find(buf);
+    if (c != copyins_.end() && c->second.key == key) copyins_.erase(c);
+  }
+  copyin_buffers_.erase(it);
 }
 
 hytask::global_counters global_system::counters() const {

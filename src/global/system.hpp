@@ -76,6 +76,8 @@ class global_system final : public engine_host {
   void failed(std::exception_ptr e);
   void notify();
   void wait_until(const std::function<bool()>& done);
+  void copyin_new_phase();
+  void copyin_written(std::uint64_t key);
   static void completed(hytask::detail::task* t);
 
   const unsigned window_;
@@ -98,6 +100,7 @@ class global_system final : public engine_host {
     std::size_t bytes;
   };
   std::unordered_map<const void*, copyin_target> copyins_;
+  std::unordered_map<std::uint64_t, std::vector<const void*>> copyin_buffers_;  // by location
   std::uint32_t copyin_phase_ = 0;
   std::atomic<std::uint64_t> copyins_shared_{0};
   std::atomic<std::uint64_t> transfers_{0};

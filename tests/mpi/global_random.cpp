@@ -1,6 +1,7 @@
 // Global task dependencies on real ranks (issue 17): random task graphs over a global_array
 // and a tiled_matrix — random owners (the distribution), random in/out/inout, fences and
-// wait_alls at random points — run on every rank and checked against a sequential run of
+// wait_alls at random points, half of the reads as copyin into one buffer per location and
+// rank (shared by a phase's readers, reused across phases) — run on every rank and checked against a sequential run of
 // the same program: every task must read what the sequential order gives it (each rank
 // checks its own tasks), and the final memory must be identical.
 //
@@ -9,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <variant>
 #include <vector>
 
 #include "hytask/global.hpp"
@@ -25,6 +27,7 @@ constexpr std::size_t locations = elements + tile_grid * tile_grid;
 struct dep {
   std::size_t loc;
   hytask::access_mode mode;
+  bool copy = false;  // an in as copyin into this rank's buffer of the location
 };
 struct task_spec {
   std::uint64_t uid;
@@ -63,7 +66,7 @@ program generate(std::uint64_t seed, int ranks, int phases, int per_rank) {
           hytask::access_mode m = hytask::access_mode::in;
           if (holder[loc] == r) m = static_cast<hytask::access_mode>(g() % 3);
           else if (holder[loc] != -1) continue;  // another rank's location this phase
-          t.acc.push_back({loc, m});
+          t.acc.push_back({loc, m, m == hytask::access_mode::in && g() % 2 == 0});
         }
         tasks.push_back(std::move(t));
       }
@@ -74,16 +77,29 @@ program generate(std::uint64_t seed, int ranks, int phases, int per_rank) {
 }
 
 // What a task does: read its in/inout locations (the first element of a tile stands for
-// it), write mix(uid, reads) + loc to its out/inout locations. Returns the signature.
+// it; a copyin reads its buffer), write mix(uid, reads) + loc to its out/inout locations.
+// Returns the signature.
 template <class Read, class Write>
 std::uint64_t execute(const task_spec& t, Read&& read, Write&& write) {
   std::uint64_t h = t.uid;
   for (const dep& a : t.acc)
-    if (a.mode != hytask::access_mode::out) h = mix(h, static_cast<std::uint64_t>(read(a.loc)));
+    if (a.mode != hytask::access_mode::out)
+      h = mix(h, static_cast<std::uint64_t>(read(a.loc, a.copy)));
   for (const dep& a : t.acc)
     if (a.mode != hytask::access_mode::in) write(a.loc, static_cast<long>(h + a.loc));
   return h;
 }
+
+// A global access or a copyin, chosen at run time.
+struct any_dep {
+  std::variant<hytask::detail::global_access, hytask::detail::copyin_access> v;
+  void hytask_prepare() const {
+    if (auto* c = std::get_if<hytask::detail::copyin_access>(&v)) c->hytask_prepare();
+  }
+  void apply(hytask::detail::spawn_context& ctx) const {
+    std::visit([&](const auto& d) { d.apply(ctx); }, v);
+  }
+};
 
 }  // namespace
 
@@ -100,7 +116,7 @@ int main(int argc, char** argv) {
   std::vector<std::uint64_t> want_sig;
   for (const auto& ph : prog.phases)
     for (const task_spec& t : ph) {
-      const std::uint64_t s = execute(t, [&](std::size_t l) { return oracle[l]; },
+      const std::uint64_t s = execute(t, [&](std::size_t l, bool) { return oracle[l]; },
                                       [&](std::size_t l, long v) { oracle[l] = v; });
       if (want_sig.size() <= t.uid) want_sig.resize(t.uid + 1);
       want_sig[t.uid] = s;
@@ -116,7 +132,11 @@ int main(int argc, char** argv) {
   hytask::wait_all();  // everyone's memory is initialised before any task touches it
 
   std::vector<std::uint64_t> got_sig(want_sig.size(), 0);
-  auto read = [&](std::size_t l) -> long {
+  // copyin buffers: one per location on each rank, shared by that phase's readers.
+  std::vector<std::vector<long>> copies(locations);
+  for (std::size_t l = 0; l < locations; ++l) copies[l].assign(l < elements ? 1 : mb * nb, -1);
+  auto read = [&](std::size_t l, bool copy) -> long {
+    if (copy) return copies[l][0];
     if (l < elements) return a[l].get();
     std::vector<long> tile(mb * nb);
     m.tile((l - elements) / tile_grid, (l - elements) % tile_grid).get(tile.data());
@@ -133,11 +153,16 @@ int main(int argc, char** argv) {
   for (std::size_t p = 0; p < prog.phases.size(); ++p) {
     for (const task_spec& t : prog.phases[p]) {
       if (t.rank != rank) continue;
-      std::vector<hytask::detail::global_access> deps;
+      std::vector<any_dep> deps;
       for (const dep& x : t.acc) {
-        if (x.loc < elements) deps.push_back(a[x.loc].hytask_access(x.mode));
-        else deps.push_back(m.tile((x.loc - elements) / tile_grid, (x.loc - elements) % tile_grid)
-                                .hytask_access(x.mode));
+        if (x.loc < elements) {
+          if (x.copy) deps.push_back({hytask::copyin(a[x.loc], copies[x.loc])});
+          else deps.push_back({a[x.loc].hytask_access(x.mode)});
+        } else {
+          auto tile = m.tile((x.loc - elements) / tile_grid, (x.loc - elements) % tile_grid);
+          if (x.copy) deps.push_back({hytask::copyin(tile, copies[x.loc])});
+          else deps.push_back({tile.hytask_access(x.mode)});
+        }
       }
       const task_spec* tp = &t;
       auto body = [&, tp] { got_sig[tp->uid] = execute(*tp, read, write); };

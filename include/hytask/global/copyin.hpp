@@ -13,7 +13,9 @@
 // copyin(ref, buf) orders the task as hytask::in(ref) does, and the runtime copies the
 // element or tile into buf before the task starts: MPI_Rget from its owner (a memcpy on the
 // owner), in a transfer task of its own that completes when the data is in buf. So:
-// - tasks of one phase that copy the same location into the same buffer share one transfer;
+// - tasks of one phase that copy the same location into the same buffer share one transfer
+//   (unless this rank's tasks declare a write to the location between them: the next copyin
+//   then transfers again, after the write);
 // - later writers of the source wait for the transfer only, not for the tasks that read buf;
 // - buf is ordered as local memory written by the transfer and read by the tasks: a later
 //   copyin into it (the next phase's) waits until they are done. Write buf only through
