@@ -51,18 +51,19 @@ task_record* engine::begin_task(void* task, bool& gated) {
   return t;
 }
 
-void engine::add_access(task_record* t, location where, dep_kind k) {
-  outgoing out;
+std::uint64_t engine::add_access(task_record* t, location where, dep_kind k, bool push) {
+  actions a;
+  std::uint64_t id = 0;
   {
     std::lock_guard lk(mu_);
     if (where.owner == rank_) {
       t->owned.push_back(home_.add_local(t, where.key, k, phase_, seq_++));
-      return;
+      return 0;
     }
-    const std::uint64_t id = next_id_++;
+    id = next_id_++;
     t->remote.push_back({where.owner, id});
     outbox& box = announce_[where.owner];
-    box.push(record{msg_type::announce, k, 0, phase_, where.key, id, seq_++});
+    box.push(record{msg_type::announce, k, push ? flag_push : std::uint16_t{0}, phase_, where.key, id, seq_++});
     ++stats_.announces_sent;
     if (phase_ > first_) {
       ++t->gate;  // its B record
@@ -70,19 +71,30 @@ void engine::add_access(task_record* t, location where, dep_kind k) {
     }
     if (box.size() >= max_records_) {
       box.flush(phase_, epoch_, max_records_, [&](std::vector<std::byte>&& b) {
-        out.emplace_back(where.owner, std::move(b));
+        a.out.emplace_back(where.owner, std::move(b));
         ++round_sent_[where.owner];
         ++stats_.buffers_sent;
       });
     }
   }
-  std::vector<void*> none;
-  deliver(out, none);
+  deliver(a);
+  return id;
+}
+
+void engine::push_sent(int accessor, std::uint64_t id) {
+  actions a;
+  {
+    std::lock_guard lk(mu_);
+    effects fx;
+    home_.push_sent(accessor, id, fx);
+    act(fx, a);
+    flush_bc(a.out);
+  }
+  deliver(a);
 }
 
 void engine::task_completed(task_record* t) {
-  outgoing out;
-  std::vector<void*> ready;
+  actions a;
   {
     std::lock_guard lk(mu_);
     effects fx;
@@ -94,20 +106,20 @@ void engine::task_completed(task_record* t) {
     auto live = live_.find(t->phase);
     if (--live->second == 0) live_.erase(live);
     delete t;
-    act(fx, ready);
-    flush_bc(out);
+    act(fx, a);
+    flush_bc(a.out);
   }
-  deliver(out, ready);
+  deliver(a);
 }
 
 std::vector<std::uint64_t> engine::fence() {
-  outgoing out;
+  actions a;
   std::vector<std::uint64_t> counts;
   {
     std::lock_guard lk(mu_);
     for (int r = 0; r < nranks_; ++r) {
       announce_[r].flush(phase_, epoch_, max_records_, [&](std::vector<std::byte>&& b) {
-        out.emplace_back(r, std::move(b));
+        a.out.emplace_back(r, std::move(b));
         ++round_sent_[r];
         ++stats_.buffers_sent;
       });
@@ -116,8 +128,7 @@ std::vector<std::uint64_t> engine::fence() {
     std::fill(round_sent_.begin(), round_sent_.end(), 0);
     phase_.store(phase_ + 1, std::memory_order_release);
   }
-  std::vector<void*> none;
-  deliver(out, none);
+  deliver(a);
   return counts;
 }
 
@@ -135,8 +146,7 @@ bool engine::round_complete(std::uint32_t round) const {
 }
 
 void engine::match(std::uint32_t round) {
-  outgoing out;
-  std::vector<void*> ready;
+  actions a;
   {
     std::lock_guard lk(mu_);
     auto it = rounds_.find(round);
@@ -155,10 +165,10 @@ void engine::match(std::uint32_t round) {
         if (--t->gate == 0) fx.ready.push_back(t);
       gated_.erase(g);
     }
-    act(fx, ready);
-    flush_bc(out);
+    act(fx, a);
+    flush_bc(a.out);
   }
-  deliver(out, ready);
+  deliver(a);
 }
 
 void engine::receive(int source, std::span<const std::byte> buf) {
@@ -168,8 +178,7 @@ void engine::receive(int source, std::span<const std::byte> buf) {
     throw std::runtime_error("hytask: internal error: a global-dependency message of " +
                              std::to_string(buf.size()) + " bytes from rank " +
                              std::to_string(source) + " is malformed");
-  outgoing out;
-  std::vector<void*> ready;
+  actions a;
   {
     std::lock_guard lk(mu_);
     if (h.epoch != epoch_) {
@@ -177,14 +186,13 @@ void engine::receive(int source, std::span<const std::byte> buf) {
       stashed_.emplace_back(source, std::vector<std::byte>(buf.begin(), buf.end()));
       return;
     }
-    take(source, h, recs, ready);
-    flush_bc(out);
+    take(source, h, recs, a);
+    flush_bc(a.out);
   }
-  deliver(out, ready);
+  deliver(a);
 }
 
-void engine::take(int source, const buffer_header& h, const std::vector<record>& recs,
-                  std::vector<void*>& ready) {
+void engine::take(int source, const buffer_header& h, const std::vector<record>& recs, actions& a) {
   ++stats_.buffers_received;
   if (h.round == completion_round) ++c_received_;
   else if (h.round != release_round) ++rounds_[h.round].got;
@@ -211,16 +219,18 @@ void engine::take(int source, const buffer_header& h, const std::vector<record>&
         throw std::logic_error("hytask: internal error: unknown global-dependency record");
     }
   }
-  act(fx, ready);
+  act(fx, a);
 }
 
-void engine::act(effects& fx, std::vector<void*>& ready) {
+void engine::act(effects& fx, actions& a) {
   for (task_record* t : fx.remote_succ) host_.remote_successor(t->task);
   for (const auto& [r, id] : fx.releases) {
     b_[r].push(record{msg_type::release, dep_kind::in, 0, 0, 0, id, 0});
     ++stats_.releases_sent;
   }
-  for (task_record* t : fx.ready) ready.push_back(t->task);
+  stats_.pushes += fx.pushes.size();
+  a.pushes.insert(a.pushes.end(), fx.pushes.begin(), fx.pushes.end());
+  for (task_record* t : fx.ready) a.ready.push_back(t->task);
 }
 
 void engine::flush_bc(outgoing& out) {
@@ -239,9 +249,10 @@ void engine::flush_bc(outgoing& out) {
   }
 }
 
-void engine::deliver(outgoing& out, std::vector<void*>& ready) {
-  for (auto& [dest, b] : out) host_.send(dest, std::move(b));
-  for (void* t : ready) host_.release(t);
+void engine::deliver(actions& a) {
+  for (auto& [dest, b] : a.out) host_.send(dest, std::move(b));
+  for (const push_order& p : a.pushes) host_.push(p.rank, p.id, p.key);
+  for (void* t : a.ready) host_.release(t);
 }
 
 std::vector<std::uint64_t> engine::drain_counts() {

@@ -49,12 +49,15 @@ class engine_host {
   // A phase was matched: `tasks` gated tasks of it no longer wait for this rank's discovery
   // (the host set them aside from the throttle's count while they did).
   virtual void phase_matched(std::size_t /*tasks*/) {}
+  // A copyin access of rank dest (its id) to location key of this rank was released: send the
+  // location's bytes, then call engine::push_sent. Called without the engine's lock.
+  virtual void push(int /*dest*/, std::uint64_t /*id*/, std::uint64_t /*key*/) {}
   // Names a location of this rank in error messages ("element 17 of global_array 2").
   virtual std::string describe(std::uint64_t key) const = 0;
 };
 
 struct engine_stats {
-  std::uint64_t announces_sent = 0, releases_sent = 0, completions_sent = 0;
+  std::uint64_t announces_sent = 0, releases_sent = 0, completions_sent = 0, pushes = 0;
   std::uint64_t buffers_sent = 0, buffers_received = 0;
   std::size_t records_alive = 0, nodes_alive = 0, chains_alive = 0;
 };
@@ -80,7 +83,11 @@ class engine {
   // must also wait for host.release(task) (one external dependency, decided here because
   // accesses are declared one at a time).
   task_record* begin_task(void* task, bool& gated);
-  void add_access(task_record* t, location where, dep_kind k);
+  // Returns the access's id when the location is another rank's (0 for this rank's). push: a
+  // copyin, whose data the owner sends when it releases the access.
+  std::uint64_t add_access(task_record* t, location where, dep_kind k, bool push = false);
+  // The data of a copyin access of rank `accessor` has been sent (host.push).
+  void push_sent(int accessor, std::uint64_t id);
   void task_completed(task_record* t);
 
   // Closes the discovery phase; returns the A buffers sent to each rank for it.
@@ -105,11 +112,16 @@ class engine {
     std::uint64_t want = 0, got = 0;
   };
   using outgoing = std::vector<std::pair<int, std::vector<std::byte>>>;  // (rank, buffer)
-  void take(int source, const buffer_header& h, const std::vector<record>& recs,
-            std::vector<void*>& ready);
+  // What an event makes the engine do once it has let go of its lock.
+  struct actions {
+    outgoing out;
+    std::vector<void*> ready;
+    std::vector<push_order> pushes;
+  };
+  void take(int source, const buffer_header& h, const std::vector<record>& recs, actions& a);
   void flush_bc(outgoing& out);
-  void act(effects& fx, std::vector<void*>& ready);
-  void deliver(outgoing& out, std::vector<void*>& ready);
+  void act(effects& fx, actions& a);
+  void deliver(actions& a);
   std::size_t live_tasks() const;  // under mu_
 
   const int rank_, nranks_;

@@ -70,10 +70,15 @@ node* home::add_local(task_record* t, std::uint64_t key, dep_kind k, std::uint32
 void home::add_remote(int rank, const record& a) {
   node* n = new_node();
   n->id = a.id;
+  n->key = a.key;
   n->rank = rank;
   n->kind = a.kind;
+  n->push = (a.flags & flag_push) != 0;
+  n->holds = n->push ? 2 : 1;
   const std::uint64_t rk = remote_key(rank, a.id);
-  if (early_complete_.erase(rk)) n->complete = true;
+  // A C record before its A (a task of a first phase that completed early) is possible only
+  // without push: a copyin's task completes after the data, which follows matching.
+  if (!n->push && early_complete_.erase(rk)) n->complete = true;
   else remote_.emplace(rk, n);
   unmatched_[a.phase].push_back(entry{a.key, rank, a.seq, n});
 }
@@ -90,9 +95,29 @@ void home::complete_remote(int rank, std::uint64_t id, effects& fx) {
     early_complete_.insert(rk);
     return;
   }
+  release_hold(it, fx);
+}
+
+void home::push_sent(int rank, std::uint64_t id, effects& fx) {
+  auto it = remote_.find(remote_key(rank, id));
+  if (it == remote_.end())
+    throw std::logic_error("hytask: internal error: a copyin sent to rank " + std::to_string(rank) +
+                           " that no access waits for");
+  release_hold(it, fx);
+}
+
+void home::release_hold(std::unordered_map<std::uint64_t, node*>::iterator it, effects& fx) {
   node* n = it->second;
+  if (--n->holds != 0) return;
   remote_.erase(it);
   finish(n, fx);
+}
+
+// A remote access whose predecessors here have completed: its B record, and for a copyin its
+// data.
+void home::released(node* n, effects& fx) {
+  if (n->b) fx.releases.emplace_back(n->rank, n->id);
+  if (n->push) fx.pushes.push_back(push_order{n->rank, n->id, n->key});
 }
 
 // n's task completed: its successors on other ranks lose a predecessor.
@@ -103,7 +128,7 @@ void home::finish(node* n, effects& fx) {
     if (s->task) {
       if (--s->task->gate == 0) fx.ready.push_back(s->task);
     } else if (--s->waiting == 0) {
-      fx.releases.emplace_back(s->rank, s->id);
+      released(s, fx);
     }
   }
   n->succ.clear();
@@ -190,8 +215,9 @@ void home::match(std::uint32_t phase, bool first, effects& fx) {
     for (std::size_t k = i; k < j; ++k) {
       node* g = list[k].n;
       g->matched = true;
+      if (g->task == nullptr && g->rank != self_) g->b = !first;
       auto edge = [&](node* p) {
-        if (p->complete || p->rank == g->rank) return;
+        if (p->complete || (p->rank == g->rank && !g->push)) return;
         p->succ.push_back(g);
         if (p->task != nullptr && !p->task->remote_succ) {
           p->task->remote_succ = true;
@@ -212,11 +238,11 @@ void home::match(std::uint32_t phase, bool first, effects& fx) {
       }
       enter(c, g);
     }
-    // Remote accesses with nothing to wait for are released now (a first phase's need no B).
+    // Remote accesses with nothing to wait for are released now (a first phase's need no B,
+    // but a copyin's needs its data).
     for (std::size_t k = i; k < j; ++k) {
       node* g = list[k].n;
-      if (!first && g->task == nullptr && g->rank != self_ && g->waiting == 0 && !g->complete)
-        fx.releases.emplace_back(g->rank, g->id);
+      if (g->task == nullptr && g->rank != self_ && g->waiting == 0 && !g->complete) released(g, fx);
     }
     if (c.incomplete == 0) drop_chain(c.key, c);
     i = j;

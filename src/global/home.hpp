@@ -8,7 +8,9 @@
 // edges (Fig. 3.4), since one phase holds either one rank's accesses to a location or only
 // reads. Only edges between different ranks are kept: an edge within a rank is the core's
 // tracker's business (each rank orders its own accesses, remote ones included, by address),
-// and where it is skipped a path through other ranks' nodes remains.
+// and where it is skipped a path through other ranks' nodes remains — except before a
+// copyin (push) access, whose data the owner sends: it must come after the accessing rank's
+// own earlier writes of the location too.
 //
 // A chain keeps the last writer and the readers since; nodes leave it when a later writer
 // supersedes them, and a chain whose nodes have all completed is dropped. So memory follows
@@ -34,19 +36,30 @@ struct chain;
 struct node {
   task_record* task = nullptr;  // a local access: its task, until the task completes
   std::uint64_t id = 0;         // a remote access: the accessor's name for it
+  std::uint64_t key = 0;        // the location
   int rank = 0;                 // the accessing rank
   dep_kind kind = dep_kind::in;
   bool complete = false;
   bool matched = false;
   bool in_chain = false;
+  bool b = false;               // a remote access that waits for a B record (not a first phase)
+  bool push = false;            // a copyin: the owner sends the data when it is released
+  std::uint8_t holds = 1;       // a remote access: C record (and, for push, the send) to come
   std::uint32_t waiting = 0;    // a remote access: unfinished predecessors on other ranks
   chain* where = nullptr;       // while in_chain
   std::vector<node*> succ;      // accesses of other ranks that wait for this one
 };
 
 // What a matching or a completion caused, for the engine to act on outside its lock.
+struct push_order {
+  int rank;           // the accessor
+  std::uint64_t id;   // its access
+  std::uint64_t key;  // the location whose bytes to send
+};
+
 struct effects {
   std::vector<std::pair<int, std::uint64_t>> releases;  // (rank, access id): send B
+  std::vector<push_order> pushes;                        // copyins released: send the data
   std::vector<task_record*> ready;                       // local tasks whose gate opened
   std::vector<task_record*> remote_succ;  // local tasks that gained a successor elsewhere
 };
@@ -68,6 +81,9 @@ class home {
   void complete_local(node* n, effects& fx);
   // A C record from `rank`; it may precede its A record's matching (a task of a first phase).
   void complete_remote(int rank, std::uint64_t id, effects& fx);
+  // The data of a copyin (push) access has been sent: the location may change again once
+  // its C record has come too.
+  void push_sent(int rank, std::uint64_t id, effects& fx);
   // Matches `phase`: every A record of it must have arrived. `first`: the first phase of the
   // program or after a wait_all, whose accesses have no predecessors and get no B. Throws
   // hytask::usage_error on conflicting accesses of two ranks.
@@ -88,6 +104,8 @@ class home {
   node* new_node();
   void free_node(node* n);
   void finish(node* n, effects& fx);
+  void release_hold(std::unordered_map<std::uint64_t, node*>::iterator it, effects& fx);
+  static void released(node* n, effects& fx);
   void enter(chain& c, node* n);
   void leave(node* n);
   void drop_chain(std::uint64_t key, chain& c);

@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <memory>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
@@ -216,6 +217,18 @@ struct comm_class {
 };
 }  // namespace
 
+namespace {
+// The input of a copyin's transfer task from another rank's location: a global `in` whose
+// data the owner sends when it releases the access; the access's id, which tags that
+// message, is known once declared.
+struct pushed_input {
+  global_memory* mem;
+  std::uint64_t index;
+  std::shared_ptr<std::uint64_t> id;
+  void apply(spawn_context& ctx) const { *id = mem->declare_pushed(ctx, index); }
+};
+}  // namespace
+
 void global_memory::prepare_copyin(std::uint64_t index, void* buf, bool remote_only) {
   gd::global_system& sys = *gd::global_system::instance();
   sys.require_main("hytask::copyin");
@@ -226,10 +239,16 @@ void global_memory::prepare_copyin(std::uint64_t index, void* buf, bool remote_o
   if (remote_only && p.owner == rank_) return;  // read in place
   if (!sys.copyin_needed(buf, (std::uint64_t(id_) << 40) | index, p.bytes)) return;
   global_memory* self = this;
+  auto* bytes = static_cast<std::byte*>(buf);
+  if (p.owner == rank_) {
+    hytask::spawn(task_options{.name = "hytask copyin"}, [self, index, buf] { self->copy_local(index, buf); },
+                  global_access{this, index, access_mode::in}, hytask::out(bytes, p.bytes));
+    return;
+  }
+  auto id = std::make_shared<std::uint64_t>(0);
   hytask::spawn(task_options{.name = "hytask copyin"},
-                [self, index, buf] { self->transfer(index, buf); }, comm_class{},
-                global_access{this, index, access_mode::in},
-                hytask::out(static_cast<std::byte*>(buf), p.bytes));
+                [self, index, buf, id] { self->receive_pushed(index, buf, *id); }, comm_class{},
+                pushed_input{this, index, id}, hytask::out(bytes, p.bytes));
 }
 
 void global_memory::declare_copyin(spawn_context& ctx, std::uint64_t index, void* buf,
@@ -239,14 +258,34 @@ void global_memory::declare_copyin(spawn_context& ctx, std::uint64_t index, void
   else ctx.region(buf, p.bytes, access_mode::in);
 }
 
-void global_memory::transfer(std::uint64_t index, void* buf) {
+void global_memory::copy_local(std::uint64_t index, void* buf) {
   gd::global_system::instance()->count_transfer();
   const global_place p = layout_.locate(index);
-  if (p.owner == rank_) {
-    std::memcpy(buf, base_ + p.offset, p.bytes);
-    return;
-  }
-  mpi::bind(get_async(index, buf));  // the task ends now; its readers start when the data is in
+  std::memcpy(buf, base_ + p.offset, p.bytes);
+}
+
+std::uint64_t global_memory::declare_pushed(spawn_context& ctx, std::uint64_t index) {
+  const global_place p = layout_.locate(index);
+  const gd::location where{world_ranks_[static_cast<std::size_t>(p.owner)],
+                           (std::uint64_t(id_) << 40) | index};
+  return gd::global_system::instance()->declare(ctx, where, synthetic_ + 2 * index, 2,
+                                                access_mode::in, true);
+}
+
+// The owner sends the location once this access is released (not a get: an RMA get over TCP
+// moves only while the owner polls MPI, and its pending operations do not tell it to).
+void global_memory::receive_pushed(std::uint64_t index, void* buf, std::uint64_t id) {
+  gd::global_system& sys = *gd::global_system::instance();
+  sys.count_transfer();
+  const global_place p = layout_.locate(index);
+  operation* op = gd::layer_op(kind::recv, sys.data_comm());
+  op->rbuf = buf;
+  op->rcount = static_cast<MPI_Count>(p.bytes);
+  op->rtype = MPI_BYTE;
+  op->peer = world_ranks_[static_cast<std::size_t>(p.owner)];
+  op->tag = sys.data_tag(id);
+  op->bytes = p.bytes;
+  mpi::bind(start(op));  // the task ends now; its readers start when the data is in
 }
 
 void global_memory::declare(spawn_context& ctx, std::uint64_t index, access_mode mode) {

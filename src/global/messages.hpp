@@ -5,6 +5,10 @@
 //   B  release   owner -> accessor   the access's predecessors on other ranks have completed
 //   C  complete  accessor -> owner   the accessing task has completed
 //
+// An A record of a copyin carries flag_push: when the access is released, the owner sends
+// the location's bytes to the accessor (a message of its own, on the data communicator,
+// tagged by the access's id), which the accessor's transfer task receives.
+//
 // A buffer starts with a header naming its matching round and the sender's epoch (wait_all
 // calls behind it): A records of phase P travel in buffers of round P only, which the
 // round's collective counts; B and C records travel in buffers of their own, and only C
@@ -46,10 +50,13 @@ struct buffer_header {
   std::uint32_t unused = 0;
 };
 
+// Flags of an A record.
+inline constexpr std::uint16_t flag_push = 1;  // a copyin: the owner sends the data when released
+
 struct record {
   msg_type type;
   dep_kind kind;       // A
-  std::uint16_t unused = 0;
+  std::uint16_t flags = 0;  // A: flag_push
   std::uint32_t phase;  // A
   std::uint64_t key;    // A: the location on the owner
   std::uint64_t id;     // the access, as the accessor names it (A, B, C)

@@ -7,12 +7,14 @@
 #include <string>
 
 #include "comm/comm.hpp"
+#include "comm/operation.hpp"
 #include "core/root_wait.hpp"
 #include "core/scheduler.hpp"
 #include "core/stderr_drain.hpp"
 #include "core/watch.hpp"
 #include "global/mpi_call.hpp"
 #include "hytask/core/spawn.hpp"
+#include "hytask/comm/error.hpp"
 #include "hytask/errors.hpp"
 #include "hytask/global/memory.hpp"
 #include "hytask/global/phase.hpp"
@@ -66,6 +68,15 @@ global_system::global_system(int rank, int nranks, unsigned window)
       },
       [this](std::exception_ptr e) { failed(std::move(e)); },
       sizeof(buffer_header) + records_per_buffer * sizeof(record));
+  blocking_mpi("MPI_Comm_dup", -1, [&] {
+    int rc = MPI_Comm_dup(c.world(), &data_comm_);
+    if (rc == MPI_SUCCESS) rc = MPI_Comm_set_errhandler(data_comm_, MPI_ERRORS_RETURN);
+    int* ub = nullptr;
+    int found = 0;
+    if (rc == MPI_SUCCESS) rc = MPI_Comm_get_attr(data_comm_, MPI_TAG_UB, &ub, &found);
+    if (rc == MPI_SUCCESS && found && ub && *ub > 0) tag_limit_ = static_cast<std::uint64_t>(*ub) + 1;
+    return rc;
+  });
   core::root_wait_hooks hooks;
   hooks.ctx = this;
   hooks.before = [](void* self) { static_cast<global_system*>(self)->before_wait_all(); };
@@ -76,6 +87,11 @@ global_system::global_system(int rank, int nranks, unsigned window)
 global_system::~global_system() {
   core::set_root_wait_hooks({});
   am_.reset();
+  try {
+    blocking_mpi("MPI_Comm_free", -1, [&] { return MPI_Comm_free(&data_comm_); });
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "hytask: closing the global layer: %s\n", e.what());
+  }
 }
 
 std::uint32_t global_system::add_object(hytask::detail::global_memory* m) {
@@ -117,8 +133,9 @@ void global_system::require_main(const char* what) const {
 
 void global_system::open() { am_->open(); }
 
-void global_system::declare(hytask::detail::spawn_context& ctx, location where,
-                            const void* addr, std::size_t bytes, access_mode mode) {
+std::uint64_t global_system::declare(hytask::detail::spawn_context& ctx, location where,
+                                     const void* addr, std::size_t bytes, access_mode mode,
+                                     bool push) {
   require_main("hytask::in/out/inout on a global reference");
   open();
   hytask::detail::task* t = ctx.target();
@@ -137,12 +154,77 @@ void global_system::declare(hytask::detail::spawn_context& ctx, location where,
     }
     core::watch_completion(t, &global_system::completed, rec);
   }
-  engine_.add_access(rec, where, mode == access_mode::in ? dep_kind::in : dep_kind::out);
+  const std::uint64_t id =
+      engine_.add_access(rec, where, mode == access_mode::in ? dep_kind::in : dep_kind::out, push);
   if (mode != access_mode::in) copyin_written(where.key);
   // An access to another rank's location is communication (its completion reaches the
   // owner, and may release tasks there): the task joins the communication class.
   if (where.owner != engine_.rank()) ctx.raise_priority();
   ctx.region(addr, bytes, mode);
+  return id;
+}
+
+namespace {
+// The send of a copyin's data; its completion tells the engine.
+struct push_node : hytask::detail::event_waiter {
+  global_system* sys;
+  engine* eng;
+  mpi::detail::operation* op;
+  int dest;
+  std::uint64_t id;
+};
+}  // namespace
+
+// A copyin of rank dest was released: send it the location's bytes, from the location itself
+// (the owner's next writer waits for this send and for the accessor's C record).
+void global_system::push(int dest, std::uint64_t id, std::uint64_t key) {
+  const auto object = static_cast<std::uint32_t>(key >> key_shift);
+  const std::uint64_t index = key & ((std::uint64_t(1) << key_shift) - 1);
+  hytask::detail::global_memory* mem = nullptr;
+  {
+    std::lock_guard lk(objects_mu_);
+    auto it = objects_.find(object);
+    if (it != objects_.end()) mem = it->second;
+  }
+  if (mem == nullptr) {
+    failed(std::make_exception_ptr(std::logic_error(
+        "hytask: internal error: a copyin of " + describe(key) + " whose object is gone")));
+    return;
+  }
+  const hytask::detail::global_place p = mem->layout().locate(index);
+  auto* n = new push_node;
+  n->sys = this;
+  n->eng = &engine_;
+  n->dest = dest;
+  n->id = id;
+  mpi::detail::operation* op = layer_op(mpi::detail::kind::send, data_comm_);
+  op->sbuf = mem->local_base() + p.offset;
+  op->scount = static_cast<MPI_Count>(p.bytes);
+  op->stype = MPI_BYTE;
+  op->peer = dest;
+  op->tag = data_tag(id);
+  op->bytes = p.bytes;
+  n->op = op;
+  n->fire = [](hytask::detail::event_waiter* e) {
+    auto* self = static_cast<push_node*>(e);
+    const bool ok = self->op->error == MPI_SUCCESS;
+    std::exception_ptr err = ok ? nullptr : std::make_exception_ptr(mpi::make_error(self->op));
+    mpi::detail::release(self->op);
+    global_system* sys = self->sys;
+    if (ok) {
+      try {
+        self->eng->push_sent(self->dest, self->id);
+      } catch (...) {
+        err = std::current_exception();
+      }
+    }
+    delete self;
+    if (err) sys->failed(err);
+    else sys->notify();
+  };
+  op->done.add_waiter(n);
+  mpi::detail::comm_system& c = comm_or_throw("global dependencies");
+  c.submit(op, true);
 }
 
 // Matching found a successor on another rank: the task joins the communication class (if it

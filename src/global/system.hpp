@@ -12,6 +12,8 @@
 #include <memory>
 #include <atomic>
 #include <mutex>
+
+#include <mpi.h>
 #include <string>
 #include <unordered_map>
 
@@ -45,9 +47,14 @@ class global_system final : public engine_host {
   void remove_object(std::uint32_t id);
   int rank() const noexcept { return engine_.rank(); }
 
-  // A dependency of the task being spawned on `where`, at addr (real or synthetic).
-  void declare(hytask::detail::spawn_context& ctx, location where, const void* addr,
-               std::size_t bytes, access_mode mode);
+  // A dependency of the task being spawned on `where`, at addr (real or synthetic). push: a
+  // copyin's input, whose data the owner sends (see push). Returns the access's id for a
+  // location of another rank (0 for this rank's).
+  std::uint64_t declare(hytask::detail::spawn_context& ctx, location where, const void* addr,
+                        std::size_t bytes, access_mode mode, bool push = false);
+  // Where a copyin's data travel: the communicator, and the tag of access `id`.
+  MPI_Comm data_comm() const noexcept { return data_comm_; }
+  int data_tag(std::uint64_t id) const noexcept { return static_cast<int>(id % tag_limit_); }
   // Throws usage_error unless called from main outside tasks (what: the call, for the message).
   void require_main(const char* what) const;
   // copyin: whether buf must receive location `key` (bytes long) in the discovery phase —
@@ -64,6 +71,7 @@ class global_system final : public engine_host {
   void release(void* task) override;
   void remote_successor(void* task) override;
   void phase_matched(std::size_t tasks) override;
+  void push(int dest, std::uint64_t id, std::uint64_t key) override;
   std::string describe(std::uint64_t key) const override;
 
   ~global_system() override;
@@ -83,6 +91,8 @@ class global_system final : public engine_host {
   const unsigned window_;
   engine engine_;
   std::unique_ptr<am_two_sided> am_;
+  MPI_Comm data_comm_ = MPI_COMM_NULL;  // copyin data (a duplicate of the runtime's)
+  std::uint64_t tag_limit_ = 32768;     // MPI_TAG_UB + 1 of data_comm_
 
   mutable std::mutex objects_mu_;
   std::map<std::uint32_t, hytask::detail::global_memory*> objects_;

@@ -11,8 +11,9 @@
 // ```
 //
 // copyin(ref, buf) orders the task as hytask::in(ref) does, and the runtime copies the
-// element or tile into buf before the task starts: MPI_Rget from its owner (a memcpy on the
-// owner), in a transfer task of its own that completes when the data is in buf. So:
+// element or tile into buf before the task starts: its owner sends it once the writer it
+// must follow has completed (a memcpy on the owner), into a transfer task of this rank's that
+// completes when the data is in buf. So:
 // - tasks of one phase that copy the same location into the same buffer share one transfer
 //   (unless this rank's tasks declare a write to the location between them: the next copyin
 //   then transfers again, after the write);

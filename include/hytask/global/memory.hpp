@@ -71,10 +71,15 @@ class global_memory {
   // location is this rank's); then, in the task's spawn, the task's input dependency.
   void prepare_copyin(std::uint64_t index, void* buf, bool remote_only);
   void declare_copyin(spawn_context& ctx, std::uint64_t index, void* buf, bool remote_only);
+  // The global input of a copyin's transfer task from another rank (its data are sent by
+  // the owner): returns the access's id. Internal.
+  std::uint64_t declare_pushed(spawn_context& ctx, std::uint64_t index);
 
  private:
   std::size_t synthetic_bytes() const;
-  void transfer(std::uint64_t index, void* buf);  // the body of a copyin's transfer task
+  // The bodies of a copyin's transfer task: from this rank's memory, from another rank's.
+  void copy_local(std::uint64_t index, void* buf);
+  void receive_pushed(std::uint64_t index, void* buf, std::uint64_t id);
 
   const global_layout& layout_;
   const char* kind_;
