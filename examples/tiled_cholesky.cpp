@@ -3,7 +3,8 @@
 // bit-identical results (each tile sees the same updates in the same order), and the
 // factor is checked by solving a system with it.
 //
-//   cholesky [--n N] [--tile B] [--threads T]
+//   tiled_cholesky [--n N] [--tile B] [--threads T]   (shared memory; apps/cholesky is the
+//   distributed one, on global dependencies)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -157,7 +158,7 @@ int main(int argc, char** argv) {
     std::string a = argv[i];
     auto value = [&](const char* flag) {
       if (i + 1 >= argc) {
-        std::fprintf(stderr, "cholesky: %s needs a value\n", flag);
+        std::fprintf(stderr, "tiled_cholesky: %s needs a value\n", flag);
         std::exit(2);
       }
       return std::atoi(argv[++i]);
@@ -166,16 +167,16 @@ int main(int argc, char** argv) {
     else if (a == "--tile") b = value("--tile");
     else if (a == "--threads") threads = value("--threads");
     else if (a == "--help") {
-      std::printf("usage: cholesky [--n N] [--tile B] [--threads T]\n"
+      std::printf("usage: tiled_cholesky [--n N] [--tile B] [--threads T]\n"
                   "Factorises an N x N SPD matrix in B x B tiles with hytask tasks and sequentially.\n");
       return 0;
     } else {
-      std::fprintf(stderr, "cholesky: unknown argument '%s' (try --help)\n", argv[i]);
+      std::fprintf(stderr, "tiled_cholesky: unknown argument '%s' (try --help)\n", argv[i]);
       return 2;
     }
   }
   if (n <= 0 || b <= 0 || n % b != 0) {
-    std::fprintf(stderr, "cholesky: --n must be a positive multiple of --tile (got %d, %d)\n", n, b);
+    std::fprintf(stderr, "tiled_cholesky: --n must be a positive multiple of --tile (got %d, %d)\n", n, b);
     return 2;
   }
   hytask::config cfg;

@@ -1,0 +1,124 @@
+// cholesky's command line.
+#include <sstream>
+
+#include "app_support.hpp"
+#include "cholesky.hpp"
+
+namespace chol {
+
+namespace {
+
+struct variant_name {
+  variant v;
+  const char* name;
+};
+constexpr variant_name variant_names[] = {
+    {variant::hytask, "hytask"},
+    {variant::scalapack, "scalapack"},
+    {variant::starpu, "starpu"},
+};
+
+long parse_int(const std::string& opt, const std::string& text, long lo, long hi) {
+  return hytask_apps::parse_int<usage_error>(opt, text, lo, hi);
+}
+
+std::vector<variant> parse_variants(const std::string& text) {
+  std::vector<variant> out;
+  if (text == "all") {
+    for (const auto& vn : variant_names)
+      if (built(vn.v)) out.push_back(vn.v);
+    return out;
+  }
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    bool found = false;
+    for (const auto& vn : variant_names)
+      if (item == vn.name) {
+        if (!built(vn.v))
+          throw usage_error("the variant '" + item + "' was not built here (" +
+                            (vn.v == variant::starpu
+                                 ? std::string("StarPU-MPI 1.3 is missing, or this build's MPI is not Open MPI, which Debian's StarPU-MPI uses: apt-get install libstarpu-dev")
+                                 : std::string("ScaLAPACK for this MPI is missing: apt-get install libscalapack-openmpi-dev or libscalapack-mpich-dev")) +
+                            ", then rebuild)");
+        out.push_back(vn.v);
+        found = true;
+      }
+    if (!found) throw usage_error("unknown variant '" + item + "'; known: hytask, scalapack, starpu, all");
+  }
+  if (out.empty()) throw usage_error("--variant: empty list; known: hytask, scalapack, starpu, all");
+  return out;
+}
+
+}  // namespace
+
+const char* name(variant v) {
+  for (const auto& vn : variant_names)
+    if (vn.v == v) return vn.name;
+  return "?";
+}
+
+const char* usage_text() {
+  return "usage: cholesky [options]   (run under mpiexec; docs/cholesky.md)\n"
+         "  --variant LIST   hytask, scalapack, starpu, comma-separated, or all: those built (default)\n"
+         "  -N N             order of the matrix (default 4096)\n"
+         "  --nb NB          tile size, also ScaLAPACK's block size (default 256)\n"
+         "  -P P, -Q Q       process grid, P x Q = ranks (default: MPI_Dims_create's, P <= Q)\n"
+         "  --threads T      workers per rank, hytask and StarPU (default: cores / ranks on the node)\n"
+         "  --repeat R       runs of each variant, interleaved (default 1)\n"
+         "  --peak           also measure DGEMM on every rank at once (the machine's peak)\n"
+         "  --no-check       skip the residual check ||A - L L^T||_F / (||A||_F N eps)\n"
+         "  --sequential     hytask: also compare the factor with a sequential run of the same\n"
+         "                   kernels in the same order, bit for bit (needs the whole matrix per rank)\n"
+         "  --not-spd C      make the matrix indefinite at column C: every variant must report it\n"
+         "  --seed S         the matrix's seed (default 42)\n"
+         "  --csv PATH       also write the results as CSV (- for stdout)\n"
+         "Kernels are OpenBLAS's, single-threaded (cholesky sets this itself).\n";
+}
+
+options parse(int argc, char** argv) {
+  options o;
+  o.variants = parse_variants("all");
+  for (int i = 1; i < argc; ++i) {
+    const std::string opt = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw usage_error(opt + " needs a value");
+      return argv[++i];
+    };
+    if (opt == "--variant") o.variants = parse_variants(value());
+    else if (opt == "-N" || opt == "--n") o.n = parse_int(opt, value(), 1, 1L << 22);
+    else if (opt == "--nb") o.nb = static_cast<int>(parse_int(opt, value(), 1, 8192));
+    else if (opt == "-P") o.p = static_cast<int>(parse_int(opt, value(), 1, 1 << 20));
+    else if (opt == "-Q") o.q = static_cast<int>(parse_int(opt, value(), 1, 1 << 20));
+    else if (opt == "--threads") o.threads = static_cast<int>(parse_int(opt, value(), 1, 1024));
+    else if (opt == "--repeat") o.repeat = static_cast<int>(parse_int(opt, value(), 1, 1000));
+    else if (opt == "--peak") o.peak = true;
+    else if (opt == "--no-check") o.check = false;
+    else if (opt == "--sequential") o.sequential = true;
+    else if (opt == "--not-spd") o.not_spd = parse_int(opt, value(), 0, 1L << 22);
+    else if (opt == "--seed") o.seed = static_cast<std::uint64_t>(parse_int(opt, value(), 0, 1L << 62));
+    else if (opt == "--csv") o.csv = value();
+    else if (opt == "-h" || opt == "--help") o.help = true;
+    else throw usage_error("unknown option '" + opt + "'");
+  }
+  if (o.not_spd >= o.n)
+    throw usage_error("--not-spd " + std::to_string(o.not_spd) + ": the column must be below N (" +
+                      std::to_string(o.n) + ")");
+  if (o.variants.empty()) throw usage_error("no variant to run");
+  return o;
+}
+
+}  // namespace chol
+
+namespace chol {
+
+bool built(variant v) {
+  switch (v) {
+    case variant::hytask: return true;
+    case variant::scalapack: return HYTASK_HAVE_SCALAPACK != 0;
+    case variant::starpu: return HYTASK_HAVE_STARPU != 0;
+  }
+  return false;
+}
+
+}  // namespace chol
