@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "app_support.hpp"
+#include "dgemm_peak.hpp"
 #include "cholesky.hpp"
 #include "hytask/hytask.hpp"
 #include "hytask/mpi.hpp"
@@ -44,36 +45,6 @@ struct result {
 };
 
 double flops(long n) { return static_cast<double>(n) * n * n / 3.0; }
-
-// The machine's DGEMM rate: every rank runs `threads` single-threaded DGEMMs of tiles at once.
-double measure_peak(int threads, int nb) {
-  const int n = std::max(nb, 512);
-  std::vector<std::vector<double>> a(threads), b(threads), c(threads);
-  for (int t = 0; t < threads; ++t) {
-    a[t].assign(std::size_t(n) * n, 0.25);
-    b[t].assign(std::size_t(n) * n, 0.5);
-    c[t].assign(std::size_t(n) * n, 0.0);
-  }
-  double best = 0;
-  for (int rep = 0; rep < 3; ++rep) {
-    MPI_Barrier(MPI_COMM_WORLD);
-    const auto t0 = std::chrono::steady_clock::now();
-    std::vector<std::thread> pool;
-    auto one = [&](int t) {
-      for (int k = 0; k < 4; ++k)
-        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, n, n, n, -1.0, a[t].data(), n, b[t].data(), n, 1.0,
-                    c[t].data(), n);
-    };
-    for (int t = 1; t < threads; ++t) pool.emplace_back(one, t);
-    one(0);
-    for (auto& th : pool) th.join();
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    best = std::max(best, threads * 4 * 2.0 * double(n) * n * n / s / 1e9);
-  }
-  double sum = 0;
-  MPI_Allreduce(&best, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-  return sum;
-}
 
 long peak_rss_mib() {
   FILE* f = std::fopen("/proc/self/status", "r");
@@ -174,7 +145,7 @@ int run(int argc, char** argv) {
   {
     hytask::runtime rt(hytask::config{.threads = static_cast<unsigned>(threads)});
     double peak = 0;
-    if (o.peak) peak = measure_peak(threads, o.nb);
+    if (o.peak) peak = hytask_apps::dgemm_peak(MPI_COMM_WORLD, threads, std::max(o.nb, 512), CblasTrans, 4);
     std::vector<result> rows;
     {
       matrix a(o.n, o.n, o.nb, o.nb, o.p, o.q);  // the original, kept for the checks
@@ -256,16 +227,8 @@ int main(int argc, char** argv) {
   try {
     return run(argc, argv);
   } catch (const hytask::usage_error& e) {
-    std::fprintf(stderr, "cholesky: %s\n", e.what());
-    int init = 0;
-    MPI_Initialized(&init);
-    if (init) MPI_Abort(MPI_COMM_WORLD, 2);
-    return 2;
+    return hytask_apps::fail("cholesky", e.what(), 2);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "cholesky: %s\n", e.what());
-    int init = 0;
-    MPI_Initialized(&init);
-    if (init) MPI_Abort(MPI_COMM_WORLD, 1);
-    return 1;
+    return hytask_apps::fail("cholesky", e.what(), 1);
   }
 }

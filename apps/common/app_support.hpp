@@ -1,5 +1,5 @@
 // What the reference applications share: command-line integers, the default number of
-// workers per rank, and a counter-based random number generator.
+// workers per rank, ending the job on an error, and a counter-based random number generator.
 #pragma once
 
 #include <mpi.h>
@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <cstdint>
 #include <string>
 
@@ -34,6 +35,18 @@ long parse_int(const std::string& opt, const std::string& text, long lo, long hi
   if (ec != std::errc() || p != end || v < lo || v > hi)
     throw Error(opt + ": '" + text + "' is not an integer in " + std::to_string(lo) + ".." + std::to_string(hi));
   return v;
+}
+
+// An error main did not handle: "<app>: <what>" on stderr, then the job ends with `status`
+// (MPI_Abort once MPI is up: the other ranks may be waiting for this one). Returns status.
+inline int fail(const char* app, const char* what, int status) {
+  std::fprintf(stderr, "%s: %s\n", app, what);
+  std::fflush(stderr);
+  int init = 0, done = 0;
+  MPI_Initialized(&init);
+  MPI_Finalized(&done);
+  if (init && !done) MPI_Abort(MPI_COMM_WORLD, status);
+  return status;
 }
 
 // SplitMix64: a well-mixed 64-bit value from a counter.

@@ -21,6 +21,7 @@
 
 #include "hpl.hpp"
 #include "app_support.hpp"
+#include "dgemm_peak.hpp"
 #include "hytask/hytask.hpp"
 
 extern "C" void openblas_set_num_threads(int);
@@ -39,35 +40,6 @@ struct result {
 using hytask_apps::default_threads;
 
 double flops(long n) { return 2.0 / 3.0 * double(n) * n * n + 1.5 * double(n) * n; }
-
-// The machine's DGEMM rate: every rank runs `threads` single-threaded DGEMMs at once.
-double measure_peak(MPI_Comm world, int threads) {
-  const int n = 1536;
-  std::vector<std::vector<double>> a(threads), b(threads), c(threads);
-  for (int t = 0; t < threads; ++t) {
-    a[t].assign(std::size_t(n) * n, 0.25);
-    b[t].assign(std::size_t(n) * n, 0.5);
-    c[t].assign(std::size_t(n) * n, 0.0);
-  }
-  double best = 0;
-  for (int rep = 0; rep < 3; ++rep) {
-    MPI_Barrier(world);
-    const auto t0 = std::chrono::steady_clock::now();
-    std::vector<std::thread> pool;
-    auto one = [&](int t) {
-      cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a[t].data(), n, b[t].data(), n, 0.0,
-                  c[t].data(), n);
-    };
-    for (int t = 1; t < threads; ++t) pool.emplace_back(one, t);
-    one(0);
-    for (auto& th : pool) th.join();
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    best = std::max(best, threads * 2.0 * double(n) * n * n / s / 1e9);
-  }
-  double sum = 0;
-  MPI_Allreduce(&best, &sum, 1, MPI_DOUBLE, MPI_SUM, world);
-  return sum;
-}
 
 const char* line = "================================================================================\n";
 const char* dash = "--------------------------------------------------------------------------------\n";
@@ -151,7 +123,7 @@ int run(int argc, char** argv) {
   dil.f = o.dilation;
 
   double peak = 0;
-  if (o.peak) peak = measure_peak(MPI_COMM_WORLD, threads);
+  if (o.peak) peak = hytask_apps::dgemm_peak(MPI_COMM_WORLD, threads, 1536, CblasNoTrans);
   if (root) {
     std::printf("%s", line);
     std::printf("hpl (hytask, seed 004): LU with partial pivoting, block-cyclic, OpenBLAS kernels single-threaded\n");
@@ -226,10 +198,6 @@ int main(int argc, char** argv) {
   try {
     return run(argc, argv);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "hpl: %s\n", e.what());
-    int init = 0;
-    MPI_Initialized(&init);
-    if (init) MPI_Abort(MPI_COMM_WORLD, 1);
-    return 1;
+    return hytask_apps::fail("hpl", e.what(), 1);
   }
 }
