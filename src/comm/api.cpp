@@ -339,6 +339,24 @@ request irecv(void* buf, MPI_Count count, MPI_Datatype type, int source, int tag
   return run_nonblocking("irecv", p2p(kind::recv, nullptr, buf, count, type, source, tag, comm));
 }
 
+request adopt(MPI_Request native, const char* call, int peer, int tag, MPI_Comm comm) {
+  operation* op = make(kind::adopted, comm);
+  op->req = native;
+  op->call_name = call != nullptr ? call : "MPI request";
+  op->peer = peer;
+  op->tag = tag;
+  if (native == MPI_REQUEST_NULL) {  // nothing to wait for (MPI_PROC_NULL, a finished request)
+    request r(op);
+    MPI_Status st{};
+    st.MPI_SOURCE = MPI_ANY_SOURCE;
+    st.MPI_TAG = MPI_ANY_TAG;
+    st.MPI_ERROR = MPI_SUCCESS;
+    detail::complete(op, &st, MPI_SUCCESS);
+    return r;
+  }
+  return run_nonblocking("adopt", op);
+}
+
 // ---- collectives -----------------------------------------------------------------------
 
 namespace {

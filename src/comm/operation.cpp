@@ -29,17 +29,20 @@ const char* mpi_call_name(kind k) {
     case kind::rget: return "MPI_Rget";
     case kind::rput: return "MPI_Rput";
     case kind::call: return "MPI call";
+    case kind::adopted: return "MPI request";
   }
   return "MPI_?";
 }
 
 const char* op_name(const operation* op) {
-  return op->what == kind::call && op->call_name != nullptr ? op->call_name : mpi_call_name(op->what);
+  return (op->what == kind::call || op->what == kind::adopted) && op->call_name != nullptr
+             ? op->call_name
+             : mpi_call_name(op->what);
 }
 
 bool is_collective(kind k) {
   return k != kind::send && k != kind::ssend && k != kind::recv && k != kind::probe &&
-         k != kind::rget && k != kind::rput && k != kind::call;
+         k != kind::rget && k != kind::rput && k != kind::call && k != kind::adopted;
 }
 
 namespace {
@@ -153,6 +156,8 @@ int post_now(operation* op) {
     case kind::call:
       *r = MPI_REQUEST_NULL;
       return op->call(op->call_arg);
+    case kind::adopted:
+      return MPI_SUCCESS;  // the program posted it
   }
   return MPI_ERR_OTHER;
 }
@@ -198,6 +203,10 @@ std::string peer_text(const operation* op) {
     return std::string(op->what == kind::rget ? " from" : " to") + " rank " +
            std::to_string(op->peer) + " (displacement " + std::to_string(op->disp);
   if (op->what == kind::call) return " (blocking";
+  if (op->what == kind::adopted)
+    return op->peer < 0 ? std::string(" (posted by the program")
+                        : " with rank " + std::to_string(op->peer) + " (tag " +
+                              (op->tag == MPI_ANY_TAG ? std::string("any") : std::to_string(op->tag));
   if (op->what == kind::recv || op->what == kind::probe)
     return std::string(" from ") +
            (op->peer == MPI_ANY_SOURCE ? std::string("any rank") : "rank " + std::to_string(op->peer)) +

@@ -24,11 +24,14 @@ enum class kind : std::uint8_t {
   // flushes, in funneled mode on the MPI thread): `call(call_arg)` returns MPI's error code,
   // and the operation completes as it returns. Named by call_name.
   call,
+  // A request the program posted itself and handed over (hytask::mpi::adopt): req is set
+  // before it is submitted, posting it calls nothing. Named by call_name.
+  adopted,
 };
 
 const char* mpi_call_name(kind k);  // "MPI_Isend", ...
 struct operation;
-const char* op_name(const operation* op);  // the call's name, call_name for kind::call
+const char* op_name(const operation* op);  // the call's name, call_name for call and adopted
 bool is_collective(kind k);
 
 enum op_state : int { op_created = 0, op_posted = 1, op_complete = 2 };
@@ -65,7 +68,7 @@ struct operation {
   MPI_Aint disp = 0;                 // (in the window's displacement units)
   int (*call)(void*) = nullptr;      // call
   void* call_arg = nullptr;
-  const char* call_name = nullptr;   // "MPI_Win_allocate", ...
+  const char* call_name = nullptr;   // "MPI_Win_allocate", ... (call, adopted)
 
   operation* next = nullptr;        // queues of the executors
 };

@@ -295,6 +295,80 @@ void errors_at_completion() {
   }
 }
 
+// Requests the program posted itself with plain MPI, handed to hytask (mpi::adopt): a task
+// gated by one (after), a task holding its successors on one (bind), a task suspended on
+// one (wait), a null request, and an error found at completion reported with the call and
+// peer given to adopt. Main posts them, where the program may call MPI (not in funneled
+// mode, where hytask's MPI thread is MPI's main thread).
+void adopt() {
+  int provided = 0, is_main = 0;
+  MPI_Query_thread(&provided);
+  MPI_Is_thread_main(&is_main);
+  if (provided != MPI_THREAD_MULTIPLE && !is_main) return;
+  {
+    mpi::request none = mpi::adopt(MPI_REQUEST_NULL);
+    check(none.test(), "adopt(MPI_REQUEST_NULL) is not complete");
+  }
+  if (g_size < 2 || g_rank > 1) return;
+  const MPI_Comm comm = mpi::comm_world();
+  const int peer = 1 - g_rank;
+  const int n = 1 << 17;  // 1 MiB of doubles: a rendezvous, pending when adopted
+  std::vector<double> out(n), in1(n, -1.0), in2(n, -1.0), in3(n, -1.0);
+  for (int i = 0; i < n; ++i) out[static_cast<std::size_t>(i)] = i + 0.5 * g_rank;
+  MPI_Request r[6];
+  MPI_Irecv(in1.data(), n, MPI_DOUBLE, peer, 61, comm, &r[0]);
+  MPI_Irecv(in2.data(), n, MPI_DOUBLE, peer, 62, comm, &r[1]);
+  MPI_Irecv(in3.data(), n, MPI_DOUBLE, peer, 63, comm, &r[2]);
+  mpi::barrier();  // every receive is posted before any send
+  MPI_Isend(out.data(), n, MPI_DOUBLE, peer, 61, comm, &r[3]);
+  MPI_Isend(out.data(), n, MPI_DOUBLE, peer, 62, comm, &r[4]);
+  MPI_Isend(out.data(), n, MPI_DOUBLE, peer, 63, comm, &r[5]);
+  auto expected = [&](const std::vector<double>& v) {
+    for (int i = 0; i < n; i += 4099)
+      if (v[static_cast<std::size_t>(i)] != i + 0.5 * peer) return false;
+    return true;
+  };
+  mpi::request gate = mpi::adopt(r[0], "MPI_Irecv", peer, 61, comm);
+  std::vector<mpi::request> sends;
+  for (int k = 3; k < 6; ++k) sends.push_back(mpi::adopt(r[k], "MPI_Isend", peer, 58 + k, comm));
+  bool gated_ok = false, bound_ok = false, waited_ok = false;
+  hytask::spawn([&] { gated_ok = expected(in1); }, hytask::after(gate));
+  hytask::spawn([&, req = r[1]] { mpi::bind(mpi::adopt(req, "MPI_Irecv", peer, 62, comm)); },
+                hytask::out(in2.data(), in2.size()));
+  hytask::spawn([&] { bound_ok = expected(in2); }, hytask::in(in2.data(), in2.size()));
+  hytask::spawn([&, req = r[2]] {
+    mpi::request w = mpi::adopt(req, "MPI_Irecv", peer, 63, comm);
+    w.wait();
+    waited_ok = expected(in3) && w.status().MPI_SOURCE == peer && w.status().MPI_TAG == 63;
+  });
+  hytask::wait_all();
+  mpi::waitall(sends);
+  check(gated_ok, "a task after() an adopted receive ran before its data was in");
+  check(bound_ok, "the successor of a task bound to an adopted receive ran before its data was in");
+  check(waited_ok, "a task waiting for an adopted receive resumed without its data or status");
+  check(gate.status().MPI_TAG == 61, "status of an adopted request");
+
+  // An error found at completion: a truncated receive, reported as the call and peer given.
+  mpi::barrier();
+  std::vector<int> four{1, 2, 3, 4}, two(2, 0);
+  if (g_rank == 1) mpi::send(four, 0, 64, comm);
+  if (g_rank != 0) return;
+  MPI_Request short_recv;
+  MPI_Irecv(two.data(), 2, MPI_INT, 1, 64, comm, &short_recv);
+  hytask::spawn({.name = "adopted short recv"}, [short_recv, comm] {
+    mpi::adopt(short_recv, "MPI_Irecv", 1, 64, comm).wait();
+  });
+  try {
+    hytask::wait_all();
+    fail("no exception for a truncated adopted receive");
+  } catch (const mpi::error& e) {
+    check(e.call() == "MPI_Irecv", std::string("call ") + e.call());
+    check(e.peer() == 1, "peer " + std::to_string(e.peer()));
+    const std::string w = e.what();
+    check(w.find("adopted short recv") != std::string::npos, "task name missing: " + w);
+  }
+}
+
 void probe() {
   if (g_size < 2 || g_rank > 1) return;
   if (g_rank == 1) {
@@ -462,6 +536,7 @@ int main(int argc, char** argv) {
       {"errors_at_completion", errors_at_completion},
       {"collectives", collectives},     {"from_main", from_main},
       {"many_messages", many_messages}, {"overlap_program", overlap_program},
+      {"adopt", adopt},
   };
   if (argc == 2 && std::string(argv[1]) == "--list") {  // for tests/mpi/CMakeLists.txt
     for (const auto& [name, f] : all) std::printf("%s\n", name.c_str());

@@ -67,6 +67,26 @@ class request {
   detail::operation* op_ = nullptr;
 };
 
+// Hands hytask a request the program posted itself with MPI (MPI_Isend, MPI_Irecv, an
+// MPI_I<collective>, MPI_Start on a persistent request, ...). The returned request completes
+// when the MPI request does, so that it can gate tasks (hytask::after), hold a task
+// (hytask::mpi::bind) or be waited for (a task suspends), like one hytask posted:
+//
+// ```cpp context=mpi
+// MPI_Request native;
+// MPI_Irecv(halo.data(), n, MPI_DOUBLE, left, 0, MPI_COMM_WORLD, &native);  // existing code
+// hytask::spawn([&] { use(halo); }, hytask::after(hytask::mpi::adopt(native)));
+// ```
+//
+// From then on hytask tests and completes it: the program must not test, wait for or free
+// `native` itself. A non-persistent request is freed by MPI when it completes; a persistent
+// one becomes inactive and stays the program's, to start again or free. `call`, `peer`, `tag`
+// and `comm` only describe it in errors and in the watchdog's report ("MPI_Irecv from rank
+// 3 (tag 7)"); errors are reported through comm's error handler, which hytask makes return
+// during its own calls when comm is given. MPI_REQUEST_NULL gives a request that is complete.
+request adopt(MPI_Request native, const char* call = "MPI request", int peer = -1, int tag = -1,
+              MPI_Comm comm = MPI_COMM_NULL);
+
 void wait(request& r);
 void waitall(std::span<request> requests);
 inline void waitall(std::vector<request>& requests) { waitall(std::span<request>(requests)); }
