@@ -9,6 +9,7 @@
 #include "hytask/core/spawn.hpp"
 #include "hytask/core/task_options.hpp"
 #include "hytask/core/this_task.hpp"
+#include "hytask/core/versioned.hpp"
 #include "hytask/errors.hpp"
 #include "hytask/runtime.hpp"
 #include "hytask/version.hpp"

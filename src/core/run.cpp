@@ -5,6 +5,7 @@
 #include "core/dependency.hpp"
 #include "core/scheduler_internal.hpp"
 #include "core/scope_ext.hpp"
+#include "core/versions.hpp"
 #include "trace/trace.hpp"
 
 namespace hytask::core {
@@ -141,8 +142,12 @@ void scheduler::complete(worker* w, task* t) {
   release_successors(w, t);
   const std::uint32_t flags = t->flags;
   // Before the parent hears of it: a wait_all that returns has told the watcher of every
-  // child (the global layer counts its completion messages there).
-  if (flags & detail::flag_watched) t->on_complete(t);
+  // child (the global layer counts its completion messages there), and the versions a child
+  // held are free for the parent's copy-back.
+  if (flags & (detail::flag_watched | detail::flag_versions)) {
+    if (flags & detail::flag_versions) complete_versions(t);
+    if (flags & detail::flag_watched) t->on_complete(t);
+  }
   if (flags & detail::flag_parent) {
     if (t->domain) {
       detail::dep_domain::recycle(t->domain);
