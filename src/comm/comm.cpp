@@ -8,6 +8,7 @@
 #include <cstring>
 #include <functional>
 
+#include "comm/cancel.hpp"
 #include "comm/channels.hpp"
 #include "comm/error_handler.hpp"
 #include "core/clock.hpp"
@@ -93,6 +94,7 @@ comm_system::comm_system(const comm_settings& s, int* argc, char*** argv) : sett
     initialise(argc, argv);
   }
   install_channel_state_release();
+  install_cancel_hook();
   instance_ = this;
 }
 
@@ -195,6 +197,15 @@ void comm_system::post_here(operation* op) {
   // cluster in a box, issue 16). So sends are always tested, other operations only while
   // the test has paid off recently (see post_test_advice).
   calling_mpi guard;
+  if (cancellable(op->what)) {
+    // Its task was cancelled before the operation could be posted (queued for this thread:
+    // the waiter is alive, only this thread completes operations).
+    hytask::detail::task* t = op->waiter.load(std::memory_order_seq_cst);
+    if (op->cancel_requested.load(std::memory_order_acquire) || (t != nullptr && task_is_cancelled(t))) {
+      complete_cancelled(op);
+      return;
+    }
+  }
   if (op->comm != world_) forward_errors(op->comm);
   int flag = 0;
   MPI_Status st{};
@@ -221,6 +232,8 @@ void comm_system::post_here(operation* op) {
   }
   op->state.store(op_posted, std::memory_order_release);
   engine_.add(op);
+  // Asked to cancel while it was being posted (a scan found it neither queued nor pending).
+  if (op->cancel_requested.load(std::memory_order_seq_cst)) engine_.request_cancel(op);
   // Someone must poll it: idle workers do (or ask the MPI thread to, funneled), and a worker
   // may have gone to sleep while the operation was neither queued nor registered yet, so
   // sleepers are woken even when the poster is not a worker. Then the progress policy.
@@ -232,6 +245,8 @@ void comm_system::post_here(operation* op) {
 void comm_system::submit(operation* op, bool internal) {
   core::worker* w = internal ? nullptr : core::current_worker();
   if (w != nullptr && w->current_task != nullptr) {
+    // A cancelled task starts nothing that may never complete (comm/cancel.hpp).
+    if (task_is_cancelled(w->current_task)) throw_cancelled(op);
     op->task_name = w->current_task->name;
     op->task_id = core::task_id(w, w->current_task);
     check_post_order(op, settings_.order_check, rank_);
@@ -284,6 +299,8 @@ void comm_system::wait(operation* op) {
     } n;
     n.op = op;
     n.high = settings_.comm_priority;
+    // A cancellation interrupts it (comm/cancel.hpp): a receive is cancelled, a send drained.
+    watch_cancellation(op, w->current_task);
     core::scheduler::instance()->suspend(
         [](hytask::detail::task* t, void* arg) {
           auto* self = static_cast<node*>(arg);
@@ -406,6 +423,7 @@ comm_system::~comm_system() {
     thread_.join();  // the MPI thread finalises on its way out
   }
   if (!access_->has_mpi_thread()) finalise();
+  uninstall_cancel_hook();
   instance_ = nullptr;
 }
 

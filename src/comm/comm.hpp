@@ -78,10 +78,16 @@ class comm_system {
   // Asks the MPI thread for a poll; false when one was asked for and not served yet.
   bool request_poll() noexcept { return !poll_requested_.exchange(true, std::memory_order_acq_rel); }
 
+  // Cancellation (comm/cancel.cpp): cancel op, pending or queued; have the pending operations
+  // of cancelled tasks cancelled. From any thread.
+  void cancel(operation* op);
+  void scan_cancelled();
+
  private:
   bool may_call_mpi() const { return access_->may_call_mpi(); }
   void post_here(operation* op);
   void nudge() { access_->nudge(); }  // ask the MPI-owning thread to poll
+  void ask_for_poll();               // someone polls soon, whoever may
   static core::poll_result hook_entry(void* self, unsigned worker, bool idle);
   static bool has_pending_entry(void* self, unsigned worker);
   void thread_main(bool is_mpi_thread);

@@ -1,5 +1,6 @@
 #include "comm/engine.hpp"
 
+#include "comm/cancel.hpp"
 #include "comm/error_handler.hpp"
 
 #include "trace/trace.hpp"
@@ -32,6 +33,37 @@ void engine::merge_incoming() {
   }
 }
 
+std::size_t engine::issue_cancels() {
+  const bool scan = scan_.exchange(false, std::memory_order_seq_cst);
+  auto wanted = [scan](operation* op) {
+    if (op->cancel_requested.load(std::memory_order_acquire)) return true;
+    if (!scan || !cancellable(op->what)) return false;
+    hytask::detail::task* t = op->waiter.load(std::memory_order_seq_cst);
+    if (t == nullptr || !task_is_cancelled(t)) return false;
+    op->cancel_requested.store(true, std::memory_order_release);
+    return true;
+  };
+  std::size_t done = 0;
+  for (operation* op : ops_)
+    if (op != nullptr && !op->cancel_issued && wanted(op)) {
+      op->cancel_issued = true;
+      MPI_Cancel(&op->req);  // completes (cancelled) at a test, unless already matched
+    }
+  std::size_t j = 0;
+  for (std::size_t i = 0; i < probes_.size(); ++i) {
+    operation* op = probes_[i];
+    if (wanted(op)) {
+      complete_cancelled(op);
+      release(op);
+      ++done;
+    } else {
+      probes_[j++] = op;
+    }
+  }
+  probes_.resize(j);
+  return done;
+}
+
 core::poll_result engine::poll() {
   if (pending_.load(std::memory_order_acquire) == 0) return core::poll_result::nothing_pending;
   if (polling_.exchange(true, std::memory_order_acquire)) return core::poll_result::pending;
@@ -44,6 +76,8 @@ core::poll_result engine::poll() {
   merge_incoming();
   const std::uint64_t t0 = trace::enabled() ? trace::now() : 0;
   std::size_t done = 0;
+  if (cancels_.load(std::memory_order_relaxed) != 0 && cancels_.exchange(0, std::memory_order_seq_cst) != 0)
+    done += issue_cancels();
 
   if (!requests_.empty()) {
     const int n = static_cast<int>(requests_.size());

@@ -36,9 +36,23 @@ class engine {
   // Calls f(op) for every pending operation (the watchdog); takes the poller's turn.
   template <class F>
   void for_each_pending(F&& f);
+  // Asks that op, a pending cancellable operation, be cancelled at the next poll (from any
+  // thread); the poller calls MPI_Cancel. Wakes nobody: the caller asks for a poll.
+  void request_cancel(operation* op) noexcept {
+    op->cancel_requested.store(true, std::memory_order_seq_cst);
+    cancels_.fetch_add(1, std::memory_order_seq_cst);
+  }
+  // A task was cancelled (from any thread): the next poll cancels the pending operations a
+  // cancelled task waits for or holds. The poller looks, as it alone completes operations:
+  // their waiting tasks are alive while it does.
+  void request_scan() noexcept {
+    scan_.store(true, std::memory_order_seq_cst);
+    cancels_.fetch_add(1, std::memory_order_seq_cst);
+  }
 
  private:
   void merge_incoming();
+  std::size_t issue_cancels();  // the poller: MPI_Cancel the operations asked to cancel
 
   mutable std::mutex mutex_;            // guards incoming_
   std::vector<operation*> incoming_;    // added since the last poll
@@ -46,6 +60,8 @@ class engine {
   std::atomic<std::uint64_t> completions_{0};
   std::atomic<std::uint64_t> polls_{0};  // written by the poller only
   std::atomic<bool> polling_{false};
+  std::atomic<std::uint32_t> cancels_{0};  // requests since the poller last looked
+  std::atomic<bool> scan_{false};
   std::atomic<std::uint32_t>* pending_mirror_ = nullptr;
   std::atomic<std::uint32_t>* in_mpi_mirror_ = nullptr;
   std::atomic<std::uint64_t>* polls_mirror_ = nullptr;

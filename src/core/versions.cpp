@@ -28,9 +28,16 @@ struct version {
   std::size_t bytes = 0;
   std::size_t align = 0;
   version_object* owner = nullptr;
-  // Tasks holding it, plus one while it is its object's current version.
+  // Tasks holding it, plus one while it is its object's current version, plus one for the
+  // version made after it while that one keeps it (prev).
   std::atomic<std::int32_t> refs{0};
   std::atomic<bool> tainted{false};  // a task that held it failed (see release_buffer)
+  // Its last writer failed or was cancelled: its contents are not the object's value.
+  std::atomic<bool> writer_failed{false};
+  // A fresh version keeps the one it replaced until its writer succeeds: if the writer fails
+  // or is cancelled (it may never have run), copy-back takes the older value, as plain memory
+  // would keep it. Written by the spawning thread, then by the writer's completion.
+  version* prev = nullptr;
   bool home = false;
 };
 
@@ -49,6 +56,7 @@ struct task_versions {
   version_slot* slots = nullptr;
   std::size_t nslots = 0, next = 0;
   std::vector<version*> held;
+  std::vector<version*> written;  // the held versions it writes (out, inout)
   // As a parent: objects its children renamed.
   std::vector<version_object*> renamed;
 };
@@ -155,7 +163,10 @@ version* take_version(version_object* o) {
   return v;
 }
 
+void drop(version* v);
+
 void release_buffer(version* v) {
+  if (version* p = v->prev) drop(p);
   const pool_key k{v->bytes, v->align};
   version_pool& p = pool();
   {
@@ -183,10 +194,12 @@ task_versions* versions_of(task* t) {
   return static_cast<task_versions*>(t->versions);
 }
 
-void hold(task* t, version* v) {
+void hold(task* t, version* v, bool writes = false) {
   v->refs.fetch_add(1, std::memory_order_relaxed);
   v->owner->users.fetch_add(1, std::memory_order_relaxed);
-  versions_of(t)->held.push_back(v);
+  task_versions* tv = versions_of(t);
+  tv->held.push_back(v);
+  if (writes) tv->written.push_back(v);
 }
 
 // The calling code spawns for `scope` now: the object must not be in use by another one.
@@ -208,11 +221,15 @@ void list_renamed(version_object* o, task* scope) {
   versions_of(scope)->renamed.push_back(o);
 }
 
-// o's latest version into home; o's users have all completed.
+// o's latest version into home; o's users have all completed. The latest version whose writer
+// did not fail: a cancelled writer's fresh version holds nothing.
 void copy_home(version_object* o) {
   version* cur = o->current;
   if (cur == &o->home) return;
-  std::memcpy(o->home.ptr, cur->ptr, o->home.bytes);
+  version* src = cur;
+  while (src != &o->home && src->prev != nullptr && src->writer_failed.load(std::memory_order_acquire))
+    src = src->prev;
+  if (src != &o->home) std::memcpy(o->home.ptr, src->ptr, o->home.bytes);
   o->home.refs.fetch_add(1, std::memory_order_relaxed);
   o->current = &o->home;
   drop(cur);
@@ -234,6 +251,11 @@ void complete_versions(task* t) noexcept {
   if (tv == nullptr) return;
   const bool failed = sched::has_failed(t);
   if (!tv->renamed.empty()) copy_back_renamed(tv);  // its children are done
+  for (version* v : tv->written) {
+    v->writer_failed.store(failed, std::memory_order_release);
+    // Its value is good: the version it replaced is no longer needed for a copy-back.
+    if (!failed && v->prev != nullptr) drop(std::exchange(v->prev, nullptr));
+  }
   for (version* v : tv->held) {
     version_object* o = v->owner;
     if (failed) v->tainted.store(true, std::memory_order_relaxed);
@@ -373,7 +395,7 @@ void bind_version(spawn_context& ctx, version_object* o, access_mode mode) {
         slot.copy_from = cur->ptr;
         slot.bytes = cur->bytes;
       }
-      core::drop(cur);  // no longer current; its holders keep it
+      fresh->prev = cur;  // cur's reference as current becomes fresh's (see version::prev)
       core::list_renamed(o, scope);
       use = fresh;
       declared = access_mode::out;
@@ -382,7 +404,7 @@ void bind_version(spawn_context& ctx, version_object* o, access_mode mode) {
       g_count.refused.fetch_add(1, std::memory_order_relaxed);  // over the cap: in place
     }
   }
-  core::hold(t, use);
+  core::hold(t, use, mode != access_mode::in);
   slot.ptr = use->ptr;
   ctx.region(use->ptr, use->bytes, declared);
 }
@@ -403,7 +425,7 @@ void copy_back(version_object* o) {
   try {
     core::claim(o, scope, "versioned::copy_back");
     core::hold(t, cur);
-    core::hold(t, &o->home);
+    core::hold(t, &o->home, true);
     ctx.region(cur->ptr, cur->bytes, access_mode::in);
     ctx.region(o->home.ptr, o->home.bytes, access_mode::out);
   } catch (...) {

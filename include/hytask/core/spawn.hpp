@@ -36,7 +36,7 @@ namespace detail {
 
 // Allocates a task whose parent is the calling task (or main's root). Throws
 // hytask::usage_error when there is no runtime or the caller is not main or a task.
-task* new_task(int priority, std::string_view name);
+task* new_task(int priority, std::string_view name, task_group* group = nullptr);
 task* new_task();
 // Makes a task with no accesses ready.
 void submit(task* t);
@@ -142,7 +142,8 @@ void spawn_into(task* t, F&& f, const A&... accesses) {
 template <class F, access... A>
 void spawn(const task_options& opts, F&& f, const A&... accesses) {
   (detail::prepare(accesses), ...);
-  detail::spawn_into(detail::new_task(opts.priority, opts.name), std::forward<F>(f), accesses...);
+  detail::spawn_into(detail::new_task(opts.priority, opts.name, opts.group), std::forward<F>(f),
+                     accesses...);
 }
 
 template <class F, access... A>

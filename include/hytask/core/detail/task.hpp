@@ -14,6 +14,7 @@ namespace hytask::detail {
 
 struct task;
 struct dep_domain;
+struct group_state;
 
 enum task_flags : std::uint32_t {
   flag_internal = 1u << 1,  // runtime-owned (loop participants): no parent accounting
@@ -28,6 +29,7 @@ enum task_flags : std::uint32_t {
   // holds versions of hytask::versioned objects, or (as a parent) its children renamed some:
   // `versions` is set (core/versions.hpp)
   flag_versions = 1u << 10,
+  flag_grouped = 1u << 11,  // spawned into a hytask::task_group: `group` is set (core/cancel.hpp)
 };
 // Line 2 needs a look at completion and reuse only when one of these is set; a leaf task
 // without a name never touches it.
@@ -115,6 +117,9 @@ struct alignas(64) task {
   // The versions this task holds, and the objects its children renamed (core/versions.hpp);
   // set with flag_versions, freed when the task completes.
   void* versions = nullptr;
+  // The task_group it was spawned into (flag_grouped); written at spawn, read by the tasks
+  // it spawns (a cancelled ancestor cancels them), released when it completes.
+  group_state* group = nullptr;
 
   // ---- line 4
   alignas(64) std::atomic<std::uint32_t> nsucc{0};  // successors linked; closed at completion
