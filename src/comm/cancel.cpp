@@ -22,6 +22,7 @@ std::exception_ptr cancelled_error(const operation* op) {
 void throw_cancelled(const operation* op) { std::rethrow_exception(cancelled_error(op)); }
 
 void watch_cancellation(operation* op, hytask::detail::task* t) {
+  if (op->internal) return;  // the runtime's own (a copyin transfer): never cancelled
   op->waiter.store(t, std::memory_order_seq_cst);
   // Against the hook: it marks the task cancelled, then has the poller look at the waiters;
   // here the waiter is set, then the task looked at. One of the two sees the other.

@@ -11,6 +11,7 @@
 #include "comm/cancel.hpp"
 #include "comm/channels.hpp"
 #include "comm/error_handler.hpp"
+#include "core/cancel.hpp"
 #include "core/clock.hpp"
 #include "core/futex.hpp"
 #include "core/scheduler.hpp"
@@ -124,6 +125,7 @@ void comm_system::initialise(int* argc, char*** argv) {
   MPI_Comm_size(world_, &size_);
   try {
     policy_->mpi_ready(world_);
+    jobs_.initialise(world_);
   } catch (const std::exception& e) {
     fail(e.what());
   }
@@ -158,6 +160,7 @@ void comm_system::start() {
     });
   started_.store(true, std::memory_order_release);
   wake_thread();
+  jobs_.start();
 }
 
 void comm_system::wake_thread() noexcept {
@@ -197,11 +200,12 @@ void comm_system::post_here(operation* op) {
   // cluster in a box, issue 16). So sends are always tested, other operations only while
   // the test has paid off recently (see post_test_advice).
   calling_mpi guard;
-  if (cancellable(op->what)) {
+  if (cancellable(op->what) && !op->internal) {
     // Its task was cancelled before the operation could be posted (queued for this thread:
-    // the waiter is alive, only this thread completes operations).
+    // the waiter is alive, only this thread completes operations), or the job was.
     hytask::detail::task* t = op->waiter.load(std::memory_order_seq_cst);
-    if (op->cancel_requested.load(std::memory_order_acquire) || (t != nullptr && task_is_cancelled(t))) {
+    if (op->cancel_requested.load(std::memory_order_acquire) || core::job_cancelled() ||
+        (t != nullptr && task_is_cancelled(t))) {
       complete_cancelled(op);
       return;
     }
@@ -243,7 +247,11 @@ void comm_system::post_here(operation* op) {
 }
 
 void comm_system::submit(operation* op, bool internal) {
+  op->internal = internal;
   core::worker* w = internal ? nullptr : core::current_worker();
+  if (!internal) jobs_.note_comm(op->comm);
+  // While the job is cancelled main posts nothing either (comm/job_cancel.hpp).
+  if (w != nullptr && w->current_task == nullptr && core::job_cancelled()) throw_cancelled(op);
   if (w != nullptr && w->current_task != nullptr) {
     // A cancelled task starts nothing that may never complete (comm/cancel.hpp).
     if (task_is_cancelled(w->current_task)) throw_cancelled(op);
@@ -428,6 +436,7 @@ comm_system::~comm_system() {
 }
 
 void comm_system::finalise() {
+  jobs_.finalise();
   if (world_ != MPI_COMM_NULL) {
     MPI_Comm_free(&world_);
     restore_predefined_errors();
@@ -461,9 +470,14 @@ void comm_system::watchdog_main() {
       std::string report;
       std::size_t n = 0;
       engine_.for_each_pending([&](operation* op) {
+        if (op->passive) return;  // the notice receive of job cancellation: never a hang
         ++n;
         report += "  " + describe(op) + "\n";
       });
+      if (core::job_cancelled())
+        report += "  (the job is cancelled: every rank must call hytask::mpi::cancel_collective(), "
+                  "which drains what cancelled tasks left; a task suspended in a collective "
+                  "that other ranks' cancelled tasks never posted cannot be interrupted)\n";
       {
         // Operations waiting for the thread that may call MPI (funneled, masteronly).
         std::lock_guard<std::mutex> lock(commands_mutex_);

@@ -55,6 +55,10 @@ struct operation {
   std::atomic<bool> cancel_requested{false};  // cancel it (MPI_Cancel) if MPI still can
   bool cancel_issued = false;       // the poller called MPI_Cancel (the poller's only)
   bool cancelled = false;           // it completed cancelled: written before op_complete
+  bool internal = false;            // the runtime's own (submit's internal): never cancelled
+  // Tested when the engine polls, but not counted as pending (nobody stays awake for it):
+  // the receive of job-cancellation notices (comm/job_cancel.hpp).
+  bool passive = false;
 
   // Description (errors, the watchdog, the trace).
   int peer = -1;                    // destination, source or root

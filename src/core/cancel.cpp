@@ -32,6 +32,23 @@ namespace {
 
 std::atomic<cancel_hook_fn> g_hook{nullptr};
 
+constexpr std::uint32_t never_cancelled = detail::flag_internal | detail::flag_uncancellable;
+
+// The job's cancellation, as a group every task descends from.
+std::atomic<bool> g_job{false};
+group_state& job_state() {
+  static group_state* g = [] {
+    auto* s = new group_state;
+    s->cancelled.store(true, std::memory_order_relaxed);
+    return s;
+  }();
+  return *g;
+}
+
+void call_hook() noexcept {
+  if (cancel_hook_fn f = g_hook.load(std::memory_order_acquire)) f();
+}
+
 void unref(group_state* g) noexcept {
   if (g->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete g;
 }
@@ -54,7 +71,7 @@ group_state* cancelling_group(const task* t) noexcept {
   for (; t != nullptr && t != root; t = t->parent)
     if (group_state* g = t->group; g != nullptr && g->cancelled.load(std::memory_order_acquire))
       return g;
-  return nullptr;
+  return g_job.load(std::memory_order_acquire) ? &job_state() : nullptr;
 }
 
 void cancel(group_state* g, std::exception_ptr cause) noexcept {
@@ -70,7 +87,7 @@ void cancel(group_state* g, std::exception_ptr cause) noexcept {
       if (scheduler* s = scheduler::instance()) s->add_cancel_active(1);
     }
   }
-  if (cancel_hook_fn f = g_hook.load(std::memory_order_acquire)) f();
+  call_hook();
 }
 
 }  // namespace
@@ -95,13 +112,13 @@ void join_group(task* t, group_state* g) noexcept {
 
 bool start_or_skip(task* t) noexcept {
   if (t->flags & detail::flag_failed) return false;
-  if ((t->flags & detail::flag_internal) || !task_cancelled(t)) return true;
+  if ((t->flags & never_cancelled) || !task_cancelled(t)) return true;
   sched::fail_before_start(t, cancel_marker());
   return false;
 }
 
 void mark_if_cancelled(task* t) noexcept {
-  if (t->flags & detail::flag_internal) return;
+  if (t->flags & never_cancelled) return;
   group_state* g = cancelling_group(t);
   if (g == nullptr) return;
   // A task_cancelled its body let escape (an interrupted MPI call) is no failure either.
@@ -115,7 +132,7 @@ void mark_if_cancelled(task* t) noexcept {
 
 bool failed_by_cancellation(task* t) noexcept {
   if (t->error == cancel_marker()) return true;
-  if (!is_task_cancelled(t->error) || (t->flags & detail::flag_internal) || !task_cancelled(t))
+  if (!is_task_cancelled(t->error) || (t->flags & never_cancelled) || !task_cancelled(t))
     return false;
   t->error = cancel_marker();
   return true;
@@ -144,6 +161,19 @@ void leave_group(task* t) noexcept {
   unref(own);
 }
 
+void cancel_job() noexcept {
+  if (g_job.exchange(true, std::memory_order_seq_cst)) return;
+  if (scheduler* s = scheduler::instance()) s->add_cancel_active(1);
+  call_hook();
+}
+
+void end_job_cancel() noexcept {
+  if (!g_job.exchange(false, std::memory_order_seq_cst)) return;
+  if (scheduler* s = scheduler::instance()) s->add_cancel_active(-1);
+}
+
+bool job_cancelled() noexcept { return g_job.load(std::memory_order_acquire); }
+
 void set_cancel_hook(cancel_hook_fn f) noexcept { g_hook.store(f, std::memory_order_release); }
 
 }  // namespace hytask::core
@@ -164,7 +194,9 @@ bool this_task::cancelled() noexcept {
   core::scheduler* s = core::scheduler::instance();
   if (s == nullptr || s->cancel_active() == 0) return false;
   core::worker* w = core::current_worker();
-  if (w == nullptr || w->current_task == nullptr) return false;
+  if (w == nullptr) return false;
+  if (w->current_task == nullptr) return core::job_cancelled();  // main: the job's
+  if (w->current_task->flags & core::never_cancelled) return false;
   return core::task_cancelled(w->current_task);
 }
 

@@ -2,11 +2,13 @@
 // scheduler does about it.
 //
 // A task is cancelled when the group it was spawned into, or the group of one of its
-// ancestors, was cancelled. Found by walking the task's
+// ancestors, was cancelled — or the whole job was (cancel_job: every task of this rank, until
+// end_job_cancel; the MPI layer's collective and broadcast cancellations). Found by walking the task's
 // parents (alive: a parent completes after its children), reading only fields written at
 // spawn. The walk happens only while the scheduler's cancel_active() is non-zero: the number
-// of cancelled groups that still have tasks. So nothing is looked at until something is
-// cancelled.
+// of cancelled groups that still have tasks, plus one while the job is cancelled. So nothing
+// is looked at until something is cancelled. Loop participants and tasks a layer marks
+// uncancellable (make_uncancellable) are never cancelled.
 //
 // A cancelled task is failed with a marker error (cancel_marker): the failure machinery then
 // skips its body if it has not started, skips its successors transitively (also those
@@ -49,6 +51,16 @@ bool failed_by_cancellation(detail::task* t) noexcept;
 // cancelled if its group was, reports the group's cause to its parent, cancels its group when
 // it failed, and leaves the group.
 void leave_group(detail::task* t) noexcept;
+
+// The whole job on this rank: every task, spawned before or after, until end_job_cancel
+// (which the caller makes only once no task is in flight). Thread-safe; idempotent.
+void cancel_job() noexcept;
+void end_job_cancel() noexcept;
+bool job_cancelled() noexcept;
+
+// While t is being spawned: it is never cancelled (the global layer's copyin transfers: the
+// owner sends the data whatever happens, and the receive must be posted to match it).
+inline void make_uncancellable(detail::task* t) noexcept { t->flags |= detail::flag_uncancellable; }
 
 // A layer above (the MPI layer) is told after every cancellation, to interrupt the waits it
 // knows of (the tasks suspended in MPI operations); from the cancelling thread.

@@ -30,6 +30,8 @@ enum task_flags : std::uint32_t {
   // `versions` is set (core/versions.hpp)
   flag_versions = 1u << 10,
   flag_grouped = 1u << 11,  // spawned into a hytask::task_group: `group` is set (core/cancel.hpp)
+  // never cancelled: a layer's task that a protocol across ranks needs run (core/cancel.hpp)
+  flag_uncancellable = 1u << 12,
 };
 // Line 2 needs a look at completion and reuse only when one of these is set; a leaf task
 // without a name never touches it.
