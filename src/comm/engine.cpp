@@ -27,7 +27,7 @@ void engine::merge_incoming() {
     fresh.swap(incoming_);
   }
   for (operation* op : fresh) {
-    if (op->what == kind::probe) {
+    if (op->what == kind::probe || op->what == kind::polled) {
       probes_.push_back(op);
     } else {
       requests_.push_back(op->req);
@@ -106,7 +106,8 @@ core::poll_result engine::poll() {
       operation* op = probes_[i];
       int flag = 0;
       MPI_Status st{};
-      int rc = MPI_Iprobe(op->peer, op->tag, op->comm, &flag, &st);
+      int rc = op->what == kind::probe ? MPI_Iprobe(op->peer, op->tag, op->comm, &flag, &st)
+                                       : op->test(op->call_arg, &flag, &st);
       if (rc != MPI_SUCCESS || flag) {
         complete(op, rc == MPI_SUCCESS ? &st : nullptr, rc);
         release(op);
