@@ -326,6 +326,12 @@ const std::vector<knob>& knobs() {
           true, &config::comm_priority, &settings::comm_priority, {"1", "0"}, {true, false}),
 
       enum_knob<bool, 2>(
+          "HYTASK_INTERCEPT", "intercept", "'1' or '0'",
+          "in a program linked with hytask::mpi_intercept, blocking MPI calls made inside a task "
+          "suspend only that task (1), or are plain MPI calls that block the worker (0)",
+          true, &config::intercept, &settings::intercept, {"1", "0"}, {true, false}),
+
+      enum_knob<bool, 2>(
           "HYTASK_NODE_STATS", "node_stats", "'1' or '0'",
           "with HYTASK_PROGRESS=node, each rank prints the node agent's counters for it at exit "
           "(wakes, futile wakes, suppressed wakes)",

@@ -45,6 +45,7 @@ struct config {
   std::optional<unsigned> progress_min_us{};    // HYTASK_PROGRESS_MIN_US: shortest poll period
   std::optional<unsigned> progress_max_us{};    // HYTASK_PROGRESS_MAX_US: longest poll period
   std::optional<bool> comm_priority{};          // HYTASK_COMM_PRIORITY: 1 | 0
+  std::optional<bool> intercept{};              // HYTASK_INTERCEPT: 1 | 0 (hytask::mpi_intercept)
   std::optional<bool> node_stats{};             // HYTASK_NODE_STATS: 1 | 0
   std::optional<unsigned> watchdog_s{};         // HYTASK_WATCHDOG_S: 0 = off
   std::optional<hytask::order_check> order_check{};  // HYTASK_ORDER_CHECK: warn | error | off
@@ -69,6 +70,7 @@ struct settings {
   unsigned progress_min_us = 0;
   unsigned progress_max_us = 0;
   bool comm_priority = true;
+  bool intercept = true;
   bool node_stats = false;
   unsigned watchdog_s = 0;
   hytask::order_check order_check = hytask::order_check::warn;
