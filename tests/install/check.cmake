@@ -1,6 +1,9 @@
 # Installs hytask into a scratch prefix, then builds and runs a consumer project that only
 # knows find_package(hytask) and CMAKE_PREFIX_PATH, and the same programs built with
 # pkg-config's flags (hytask.pc), and checks that they run with the MPI hytask was built with.
+# One of them makes plain MPI calls in tasks and links the interception library: by its
+# CMake target (hytask::mpi_intercept), its pkg-config module (hytask-mpi-intercept) and a
+# plain -lhytask_mpi_intercept before hytask's flags; it must be intercepted each time.
 #
 #   cmake -DWORK_DIR=... -DCONSUMER_DIR=... -DGENERATOR=... -DCXX=... -P check.cmake
 #     BUILD_DIR=dir         install this build tree; or
@@ -49,7 +52,7 @@ if(DEFINED SOURCE_TREE)
   if(DEFINED CONFIGURE_SAYS AND NOT out MATCHES "${CONFIGURE_SAYS}")
     message(FATAL_ERROR "configuring hytask did not say '${CONFIGURE_SAYS}':\n${out}")
   endif()
-  run("building hytask" ${CMAKE_COMMAND} --build ${BUILD_DIR} --target hytask hytask-info --parallel 2)
+  run("building hytask" ${CMAKE_COMMAND} --build ${BUILD_DIR} --target hytask hytask_mpi_intercept hytask-info --parallel 2)
   string(TIMESTAMP t1 "%s")
   math(EXPR s "${t1} - ${t0}")
   message(STATUS "configured and built hytask in ${s} s")
@@ -70,6 +73,10 @@ else()
 endif()
 if(NOT installed_libs MATCHES "${lib_regex}")
   message(FATAL_ERROR "no ${kind} library was installed: ${installed_libs}")
+endif()
+string(REPLACE "libhytask" "libhytask_mpi_intercept" intercept_regex "${lib_regex}")
+if(NOT installed_libs MATCHES "${intercept_regex}")
+  message(FATAL_ERROR "no ${kind} interception library was installed: ${installed_libs}")
 endif()
 message(STATUS "installed: ${installed_libs}")
 if(SHARED)
@@ -96,7 +103,18 @@ function(check_mpi_linked program)
   set(out "${out}" PARENT_SCOPE)
 endfunction()
 
-# Runs the consumer's two programs: one without MPI, one on 2 ranks with `launcher`.
+# The interception library's consumer: plain MPI_Recv in a task on one worker, which
+# completes only if the call was intercepted (the library linked before MPI).
+function(run_intercept_consumer program launcher)
+  check_mpi_linked(${program})
+  run("the interception consumer on 2 ranks" ${launcher} -n 2 ${MPIEXEC_ARGS} ${program})
+  if(NOT out MATCHES "intercept: a blocked MPI_Recv let the next task run: ok")
+    message(FATAL_ERROR "${program}: MPI_Recv in a task was not intercepted:\n${out}")
+  endif()
+  message(STATUS "${program}: ${out}")
+endfunction()
+
+# Runs the consumer's programs: one without MPI, two on 2 ranks with `launcher`.
 function(run_consumer dir launcher)
   run("the consumer" ${dir}/consumer)
   if(NOT out MATCHES "sum 4950")
@@ -111,6 +129,7 @@ function(run_consumer dir launcher)
     message(FATAL_ERROR "the MPI consumer did not run with hytask's MPI (${MPI_BANNER}):\n${out}")
   endif()
   message(STATUS "${dir}: ${out}")
+  run_intercept_consumer(${dir}/consumer_intercept ${launcher})
 endfunction()
 
 # The consumer with CMAKE_PREFIX_PATH only: the package brings its MPI, and its launcher.
@@ -162,7 +181,22 @@ foreach(program consumer:main.cpp consumer_mpi:mpi.cpp)
     ${CXX} -std=c++20 ${pc_cflags} ${CONSUMER_DIR}/${source} -o ${WORK_DIR}/pkgconfig/${name}
       ${pc_libs} ${rpath})
 endforeach()
+# The interception library: its own module, whose -l comes first...
+run("pkg-config --libs hytask-mpi-intercept" pkg-config --libs hytask-mpi-intercept)
+separate_arguments(pc_intercept_libs UNIX_COMMAND "${out}")
+if(NOT out MATCHES "-lhytask_mpi_intercept .*-lhytask ")
+  message(FATAL_ERROR "pkg-config --libs hytask-mpi-intercept does not put -lhytask_mpi_intercept before -lhytask: ${out}")
+endif()
+run("compiling and linking intercept.cpp with pkg-config's flags (hytask-mpi-intercept)"
+  ${CXX} -std=c++20 ${pc_cflags} ${CONSUMER_DIR}/intercept.cpp -o ${WORK_DIR}/pkgconfig/consumer_intercept
+    ${pc_intercept_libs} ${rpath})
+# ... or a plain -lhytask_mpi_intercept before hytask's flags, as a Makefile would write it.
+get_filename_component(pc_libdir "${pc_dir}" DIRECTORY)
+run("compiling and linking intercept.cpp with -lhytask_mpi_intercept"
+  ${CXX} -std=c++20 ${pc_cflags} ${CONSUMER_DIR}/intercept.cpp -o ${WORK_DIR}/pkgconfig/consumer_intercept_l
+    -L${pc_libdir} -lhytask_mpi_intercept ${pc_libs} ${rpath})
 run_consumer(${WORK_DIR}/pkgconfig ${MPIEXEC})
+run_intercept_consumer(${WORK_DIR}/pkgconfig/consumer_intercept_l ${MPIEXEC})
 
 # One that asks for another MPI is refused at configure time, with a reason.
 if(OTHER_MPI_COMPILER)
