@@ -228,6 +228,7 @@ int run(int argc, char** argv) {
           case variant::hybrid_reserve: return run_hybrid_reserve(*g, f, a);
           case variant::commtask: return run_commtask(*g, f, a);
           case variant::dataflow: return run_dataflow(*g, f, a);
+          case variant::intercepted: return run_intercepted(*g, f, a);
           case variant::sequential: break;
         }
         return pass_result{};

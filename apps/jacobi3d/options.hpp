@@ -17,6 +17,7 @@ enum class variant {
   hybrid_reserve,      // thread 0 communicates while the other threads compute the inner domain
   commtask,            // hytask: requests + inner blocks as tasks, boundary released by requests
   dataflow,            // hytask: block tasks with dependencies across iterations, no barrier
+  intercepted,         // mpi-nonblocking's plain MPI exchange in a task, in dataflow's graph
   sequential,          // the reference: rank 0 computes the whole domain, plainly
 };
 const char* name(variant v);
