@@ -51,13 +51,13 @@ namespace {
 
 int g_rank = 0, g_size = 1, g_left = 0, g_right = 0;
 const char* g_case = "";
-const char* g_where = "";
+std::atomic<const char*> g_where{""};  // also read by the hang guard's thread
 bool g_in_task = false;  // both() is running the body inside a task
 bool g_funneled = false;
 bool g_intercept = true;
 
 [[noreturn]] void fail(const std::string& what) {
-  std::fprintf(stderr, "FAILED: rank %d, intercept_calls %s (%s): %s\n", g_rank, g_case, g_where,
+  std::fprintf(stderr, "FAILED: rank %d, intercept_calls %s (%s): %s\n", g_rank, g_case, g_where.load(),
                what.c_str());
   std::fflush(stderr);
   std::_Exit(1);  // not MPI_Abort: in funneled mode only hytask's MPI thread may call MPI
@@ -798,7 +798,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr,
                      "FAILED: rank %d, intercept_calls %s (%s): hung for %d s with interception %s "
                      "(HYTASK_INTERCEPT=%d): a blocking MPI call held the worker\n",
-                     g_rank, g_case, g_where, guard_s, g_intercept ? "on" : "off", g_intercept ? 1 : 0);
+                     g_rank, g_case, g_where.load(), guard_s, g_intercept ? "on" : "off", g_intercept ? 1 : 0);
         std::fflush(stderr);
         std::_Exit(3);
       });
