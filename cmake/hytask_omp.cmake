@@ -54,7 +54,7 @@ set(HYTASK_OMP_SOURCES
 
 function(hytask_omp_library name hytask_lib)
   add_library(${name} ${HYTASK_OMP_SOURCES})
-  target_link_libraries(${name} PUBLIC ${hytask_lib} OpenMP::OpenMP_CXX)
+  target_link_libraries(${name} PUBLIC ${hytask_lib} OpenMP::OpenMP_CXX ${CMAKE_DL_LIBS})
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src)
   target_compile_options(${name} PRIVATE ${HYTASK_WARNINGS})
   if(HYTASK_OMP_TOOLS_H)

@@ -3,15 +3,24 @@
 // the thread that polled (comm/engine.hpp): an OpenMP thread in an OMPT callback, or the
 // session's progress thread, which OpenMP does not know — libgomp completes the detached
 // task under its team's lock from there, libomp through its out-of-team proxy path.
+//
+// Except in a team of one thread under libomp: libomp runs such a region serialised, and
+// aborts at its end when a detached task's event was fulfilled after the task's body had
+// returned, whoever fulfils it (libomp 14, "Assertion failure at kmp_runtime.cpp(2375)";
+// reproduced without hytask). Waiting in the body instead would deadlock a symmetric
+// exchange (each rank's only thread in a receive task, the sends queued behind it), so
+// fulfill_when refuses, naming the fix.
 #include <omp.h>
 
 #include <atomic>
+#include <cstring>
 #include <memory>
 #include <vector>
 
 #include "comm/operation.hpp"
 #include "hytask/comm/error.hpp"
 #include "hytask/omp/fulfill.hpp"
+#include "hytask/omp/session.hpp"
 #include "omp/layer.hpp"
 
 namespace hytask::omp {
@@ -67,10 +76,26 @@ void watch(omp_event_handle_t event, const std::vector<operation*>& ops) {
   c->count_down();
 }
 
+// A serialised team (see above): a team of one thread under libomp.
+bool serialised_libomp_team() {
+  static const bool libomp = std::strcmp(openmp_runtime(), "libomp") == 0;
+  return libomp && omp_get_num_threads() == 1;
+}
+
+// Ends the job with the reason (an exception cannot leave an OpenMP task).
+[[noreturn]] void refuse_serialised_team() {
+  detail::fatal(
+      "hytask::omp::fulfill_when in a parallel region of one thread under libomp: libomp runs "
+      "it serialised and aborts at its end when a detached task is fulfilled after its body "
+      "returned (libomp 14, kmp_runtime.cpp:2375, with or without hytask). Run the region with "
+      "2 or more threads (OMP_NUM_THREADS, num_threads), or build with GCC (libgomp)");
+}
+
 }  // namespace
 
 void fulfill_when(omp_event_handle_t event, std::span<const MPI_Request> requests) {
   detail::need_session("fulfill_when");
+  if (serialised_libomp_team()) refuse_serialised_team();
   std::vector<mpi::request> held;
   std::vector<operation*> ops;
   held.reserve(requests.size());
@@ -87,6 +112,7 @@ void fulfill_when(omp_event_handle_t event, MPI_Request request) {
 
 void fulfill_when(omp_event_handle_t event, mpi::request&& request) {
   detail::need_session("fulfill_when");
+  if (serialised_libomp_team()) refuse_serialised_team();
   mpi::request held(std::move(request));
   std::vector<operation*> ops;
   if (held.valid()) ops.push_back(held.get());

@@ -63,6 +63,9 @@ void progress_thread::run() {
       sleep_ns = static_cast<long>(aside_sleep);
       aside_sleep = std::min(aside_max, 2 * aside_sleep);
     } else {
+      // An OpenMP thread may have gone idle waiting for these requests: from now on latency
+      // counts, as for hytask's idle workers; the period grows again while nothing completes.
+      if (waiter) period_.reset();
       const std::uint64_t before = engine_.polls();
       const core::poll_result r = engine_.poll();
       if (engine_.polls() != before) polls_.fetch_add(1, std::memory_order_relaxed);

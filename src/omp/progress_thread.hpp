@@ -10,7 +10,8 @@
 // own period. A wake costs the core's compute 20-50 us on these virtual machines (DESIGN.md,
 // the backstop), hence the long sleeps while it is not needed. An OpenMP thread that starts
 // a wait (barrier, taskwait) while requests are pending may go idle with no callback after
-// it: it wakes the thread from a long sleep, and the thread's next look polls.
+// it: it wakes the thread from a long sleep, and the thread's next look polls, on its
+// shortest period again.
 #pragma once
 
 #include <atomic>

@@ -3,6 +3,7 @@
 // progress thread to its engine.
 #include "hytask/omp/session.hpp"
 
+#include <dlfcn.h>
 #include <mpi.h>
 #include <omp.h>
 
@@ -43,6 +44,13 @@ const char* policy_name(progress_policy p) {
 }
 
 }  // namespace
+
+const char* openmp_runtime() noexcept {
+  // libomp also exports GOMP_* entry points (for code compiled by GCC); libgomp has no __kmpc_*.
+  if (dlsym(RTLD_DEFAULT, "__kmpc_fork_call") != nullptr) return "libomp";
+  if (dlsym(RTLD_DEFAULT, "GOMP_parallel") != nullptr) return "libgomp";
+  return "unknown";
+}
 
 struct session::impl {
   std::optional<hytask::runtime> rt;
@@ -201,6 +209,7 @@ session_stats session::stats() const {
   out.progress = policy_name(impl_->progress);
   out.ompt_polls = L.ompt_polls.load(std::memory_order_relaxed);
   out.fulfilled = L.fulfilled.load(std::memory_order_relaxed);
+  out.openmp_runtime = openmp_runtime();
   if (impl_->thread) {
     out.thread_polls = impl_->thread->polls();
     out.thread_aside = impl_->thread->aside();

@@ -6,6 +6,7 @@
 //                         scheduling points complete a request while tasks compute (libomp)
 //   omp_checks thread     every OpenMP thread idle in a taskwait: the progress thread
 //                         completes the late request (libgomp: the only poller)
+//   omp_checks one_thread the same in a team of one thread (libomp: refused with a message)
 //   omp_checks commtask   fork-join: requests handed over before a parallel region complete
 //                         while its threads compute; finalize_each runs post-work in
 //                         completion order
@@ -126,6 +127,10 @@ bool late() {
       MPI_Send(o, n, MPI_DOUBLE, g_peer, 3 * k, MPI_COMM_WORLD);
       MPI_Send(o, n, MPI_DOUBLE, g_peer, 3 * k + 2, MPI_COMM_WORLD);
     }
+    // libgomp's barrier misses a last task completed by hytask's thread (docs/omp.md).
+    if (k == rounds - 1) {
+#pragma omp taskwait
+    }
   }
   print_stats(hs);
   if (wrong.load() != 0) fail(std::to_string(wrong.load()) + " successors saw a buffer before its message");
@@ -183,11 +188,13 @@ bool ompt() {
 }
 
 // Every OpenMP thread waits idle (no callback): the progress thread completes the request.
-bool thread() {
+// `threads` 1: libgomp has a team of one thread; libomp runs it serialised, and fulfill_when
+// must refuse (libomp would abort at the region's end).
+bool thread(int threads) {
   hytask::omp::session hs;
   double in = -1, out = value(g_rank, 1, 0);
   bool ok = false;
-#pragma omp parallel num_threads(2)
+#pragma omp parallel num_threads(threads)
 #pragma omp single
   {
     omp_event_handle_t ev;
@@ -355,7 +362,8 @@ int main(int argc, char** argv) {
   bool ok = false;
   if (s == "late") ok = late();
   else if (s == "ompt") ok = ompt();
-  else if (s == "thread") ok = thread();
+  else if (s == "thread") ok = thread(2);
+  else if (s == "one_thread") ok = thread(1);
   else if (s == "commtask") ok = commtask();
   else if (s == "truncate") ok = truncate();
   else if (s == "state") {

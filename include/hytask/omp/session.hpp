@@ -36,6 +36,10 @@
 
 namespace hytask::omp {
 
+// The OpenMP runtime this program runs on: "libomp" (Clang's, with OMPT), "libgomp" (GCC's,
+// without), or "unknown". docs/omp.md says what each does with detached tasks.
+const char* openmp_runtime() noexcept;
+
 // What a session's progress did (tests and tuning).
 struct session_stats {
   bool ompt = false;               // OMPT callbacks poll at scheduling points
@@ -45,6 +49,7 @@ struct session_stats {
   std::uint64_t thread_polls = 0;  // polls made by the session's progress thread
   std::uint64_t thread_aside = 0;  // looks of that thread that left the polling to OMPT
   std::uint64_t fulfilled = 0;     // events fulfilled by hytask::omp::fulfill_when
+  const char* openmp_runtime = "";  // openmp_runtime()
 };
 
 class session {
