@@ -40,6 +40,9 @@ pass_result run_hybrid_reserve(const domain& g, const fields& f, const pass_args
 pass_result run_commtask(const domain& g, const fields& f, const pass_args& a);
 pass_result run_dataflow(const domain& g, const fields& f, const pass_args& a);
 
+// Needs a hytask::omp::session (and MPI_THREAD_MULTIPLE); a.threads OpenMP threads.
+pass_result run_omp_detach(const domain& g, const fields& f, const pass_args& a);
+
 // The halo exchange alone, with plain MPI from the calling thread, a.iters times: the
 // communication time every variant has to hide.
 double time_exchange(const domain& g, const fields& f, const pass_args& a);
