@@ -7,6 +7,7 @@
 //   omp_checks thread     every OpenMP thread idle in a taskwait: the progress thread
 //                         completes the late request (libgomp: the only poller)
 //   omp_checks one_thread the same in a team of one thread (libomp: refused with a message)
+//   omp_checks loops      detached exchanges beside worksharing loops, round after round
 //   omp_checks commtask   fork-join: requests handed over before a parallel region complete
 //                         while its threads compute; finalize_each runs post-work in
 //                         completion order
@@ -222,6 +223,50 @@ bool thread(int threads) {
   return true;
 }
 
+// Detached exchanges beside worksharing loops, round after round: completions also happen in
+// the callbacks at a loop's start and end and at its barrier (under libomp); the successors
+// see the data.
+bool loops() {
+  hytask::omp::session hs;
+  constexpr int rounds = 20, n = 64;
+  std::vector<double> in(rounds * n, -1.0), out(rounds * n);
+  for (int k = 0; k < rounds; ++k)
+    for (int i = 0; i < n; ++i) out[static_cast<std::size_t>(k * n + i)] = value(g_rank, k, i);
+  std::atomic<int> seen{0}, wrong{0};
+  double sink = 0;
+#pragma omp parallel num_threads(2) reduction(+ : sink)
+  for (int k = 0; k < rounds; ++k) {
+    double* a = &in[static_cast<std::size_t>(k * n)];
+    const double* o = &out[static_cast<std::size_t>(k * n)];
+#pragma omp single nowait
+    {
+      omp_event_handle_t ev;
+#pragma omp task detach(ev) depend(out: a[0]) firstprivate(a, o, k)
+      {
+        MPI_Request r[2];
+        MPI_Irecv(a, n, MPI_DOUBLE, g_peer, 20 + k, MPI_COMM_WORLD, &r[0]);
+        MPI_Isend(o, n, MPI_DOUBLE, g_peer, 20 + k, MPI_COMM_WORLD, &r[1]);
+        hytask::omp::fulfill_when(ev, {r[0], r[1]});
+      }
+#pragma omp task depend(in: a[0]) firstprivate(a, k) shared(seen, wrong)
+      {
+        bool ok = true;
+        for (int i = 0; i < n; ++i) ok = ok && a[i] == value(g_peer, k, i);
+        ++(ok ? seen : wrong);
+      }
+    }
+#pragma omp for schedule(dynamic, 1)
+    for (int c = 0; c < 16; ++c) {
+      const auto end = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
+      while (std::chrono::steady_clock::now() < end) sink += 1e-9;
+    }
+  }  // the region's barrier waits for the tasks
+  print_stats(hs);
+  if (wrong.load() != 0 || seen.load() != rounds)
+    fail(std::to_string(seen.load()) + " successors saw the data, " + std::to_string(wrong.load()) + " did not");
+  return true;
+}
+
 // Fork-join: a large exchange (rendezvous: it moves only when polled) handed over before a
 // parallel loop completes during it; then two commtasks finalised in completion order.
 bool commtask() {
@@ -365,6 +410,7 @@ int main(int argc, char** argv) {
   else if (s == "thread") ok = thread(2);
   else if (s == "one_thread") ok = thread(1);
   else if (s == "commtask") ok = commtask();
+  else if (s == "loops") ok = loops();
   else if (s == "truncate") ok = truncate();
   else if (s == "state") {
     hytask::omp::session hs;
