@@ -147,6 +147,7 @@ bool ompt() {
   if (!hs.stats().ompt) fail(std::string("OMPT is not active: ") + hs.stats().ompt_state);
   constexpr int tasks = 400;
   std::atomic<int> done{0};
+  MPI_Barrier(MPI_COMM_WORLD);
   int at_successor = -1;
   double in = -1, out = value(g_rank, 0, 0);
 #pragma omp parallel num_threads(2)
@@ -207,9 +208,14 @@ bool thread(int threads) {
     }
 #pragma omp task depend(in: in) shared(in, ok)
     ok = in == value(g_peer, 1, 0);
-    // Sent by a thread outside OpenMP, 50 ms later, while this team waits.
+    // Sent by a thread outside OpenMP once the receiving team has waited for 100 ms (the
+    // ranks may reach this point far apart): each rank tells the peer when its own team has
+    // waited that long, and the peer's data follows that token.
     std::thread sender([&] {
-      sleep_ms(50);
+      sleep_ms(100);
+      char go = 0;
+      MPI_Send(&go, 1, MPI_CHAR, g_peer, 18, MPI_COMM_WORLD);
+      MPI_Recv(&go, 1, MPI_CHAR, g_peer, 18, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       MPI_Send(&out, 1, MPI_DOUBLE, g_peer, 8, MPI_COMM_WORLD);
     });
 #pragma omp taskwait
@@ -304,6 +310,7 @@ bool commtask() {
   if (!checked || ct.size() != 0) fail("finalize did not run the post-work or keep the requests");
 
   // Two IDs: a small message sent at once and a large one sent 200 ms later by rank 0.
+  MPI_Barrier(MPI_COMM_WORLD);
   hytask::omp::commtask small, large;
   double s_in = -1, s_out = value(g_rank, 3, 0);
   std::fill(in.begin(), in.end(), -1.0);
