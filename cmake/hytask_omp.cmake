@@ -65,6 +65,7 @@ endfunction()
 
 hytask_omp_library(hytask_omp hytask)
 add_library(hytask::omp ALIAS hytask_omp)
+set_target_properties(hytask_omp PROPERTIES EXPORT_NAME omp)  # hytask::omp when installed
 install(TARGETS hytask_omp EXPORT hytaskTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
