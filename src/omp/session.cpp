@@ -157,13 +157,14 @@ void session::impl::stop() noexcept {
   L.ompt_engine.store(nullptr, std::memory_order_seq_cst);
   L.thread.store(nullptr, std::memory_order_seq_cst);
   while (L.users.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
-  // The runtime waits for every request (MPI_Finalize needs it), polling as it waits; the
-  // thread may then go.
+  // The thread polls the engine, which the runtime's shutdown destroys: it goes first. The
+  // runtime then waits for every request still pending (MPI_Finalize needs it), polling
+  // itself as it waits.
+  thread.reset();
   try {
     if (rt) rt->shutdown();
   } catch (...) {
   }
-  thread.reset();
   rt.reset();
   if (owns_mpi) MPI_Finalize();
   owns_mpi = false;
