@@ -150,6 +150,12 @@ bool ompt() {
   MPI_Barrier(MPI_COMM_WORLD);
   int at_successor = -1;
   double in = -1, out = value(g_rank, 0, 0);
+  // Sent 30 ms into the compute by a thread outside OpenMP (a send task could wait behind
+  // the compute tasks in the team's queues).
+  std::thread sender([&] {
+    sleep_ms(30);
+    MPI_Send(&out, 1, MPI_DOUBLE, g_peer, 7, MPI_COMM_WORLD);
+  });
 #pragma omp parallel num_threads(2)
 #pragma omp single
   {
@@ -165,11 +171,6 @@ bool ompt() {
       if (in != value(g_peer, 0, 0)) fail("the successor ran before the message");
       at_successor = done.load();
     }
-#pragma omp task shared(out)
-    {
-      sleep_ms(30);
-      MPI_Send(&out, 1, MPI_DOUBLE, g_peer, 7, MPI_COMM_WORLD);
-    }
     for (int t = 0; t < tasks; ++t) {
 #pragma omp task shared(done)
       {
@@ -178,6 +179,7 @@ bool ompt() {
       }
     }
   }
+  sender.join();
   print_stats(hs);
   const auto s = hs.stats();
   std::printf("omp_checks ompt: rank %d: the successor ran after %d of %d compute tasks\n", g_rank,
