@@ -80,6 +80,8 @@ function(hytask_clang_openmp_program name)
     return()
   endif()
   set(out ${CMAKE_CURRENT_BINARY_DIR}/${name})
+  # hytask's public headers too: one command compiles every source, without a depfile.
+  file(GLOB_RECURSE headers CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/include/*.hpp)
   set(sources "")
   foreach(s ${P_SOURCES})
     list(APPEND sources ${CMAKE_CURRENT_SOURCE_DIR}/${s})
@@ -101,7 +103,7 @@ function(hytask_clang_openmp_program name)
             "$<$<BOOL:${mpi_inc}>:-isystem$<JOIN:${mpi_inc},;-isystem>>"
             ${sources} ${libs} $<TARGET_LINKER_FILE:Boost::context> ${hwloc_libs} ${mpi_libs}
             -pthread -o ${out}
-    DEPENDS ${P_SOURCES} ${P_LIBRARIES} ${P_DEPENDS}
+    DEPENDS ${P_SOURCES} ${P_LIBRARIES} ${P_DEPENDS} ${headers}
     COMMAND_EXPAND_LISTS
     COMMENT "Building ${name} with ${HYTASK_CLANGXX} (libomp)")
   add_custom_target(build_${name} ALL DEPENDS ${out})

@@ -147,6 +147,7 @@ bool ompt() {
   if (!hs.stats().ompt) fail(std::string("OMPT is not active: ") + hs.stats().ompt_state);
   constexpr int tasks = 400;
   std::atomic<int> done{0};
+  std::atomic<bool> posted{false};
   MPI_Barrier(MPI_COMM_WORLD);
   int at_successor = -1;
   double in = -1, out = value(g_rank, 0, 0);
@@ -160,16 +161,22 @@ bool ompt() {
 #pragma omp single
   {
     omp_event_handle_t ev;
-#pragma omp task detach(ev) depend(out: in) shared(in)
+#pragma omp task detach(ev) depend(out: in) shared(in, posted)
     {
       MPI_Request r;
       MPI_Irecv(&in, 1, MPI_DOUBLE, g_peer, 7, MPI_COMM_WORLD, &r);
       hytask::omp::fulfill_when(ev, r);
+      posted.store(true);
     }
 #pragma omp task depend(in: in) shared(in, at_successor, done)
     {
       if (in != value(g_peer, 0, 0)) fail("the successor ran before the message");
       at_successor = done.load();
+    }
+    // The receive is posted before the compute starts (libomp's threads take their own
+    // newest tasks first: under load the receive could otherwise run last).
+    while (!posted.load()) {
+#pragma omp taskyield
     }
     for (int t = 0; t < tasks; ++t) {
 #pragma omp task shared(done)
