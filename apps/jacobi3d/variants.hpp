@@ -43,6 +43,9 @@ pass_result run_dataflow(const domain& g, const fields& f, const pass_args& a);
 // graph; linked with hytask::mpi_intercept, its MPI_Waitall suspends only that task.
 pass_result run_intercepted(const domain& g, const fields& f, const pass_args& a);
 
+// Needs a hytask::omp::session (and MPI_THREAD_MULTIPLE); a.threads OpenMP threads.
+pass_result run_omp_detach(const domain& g, const fields& f, const pass_args& a);
+
 // The halo exchange alone, with plain MPI from the calling thread, a.iters times: the
 // communication time every variant has to hide.
 double time_exchange(const domain& g, const fields& f, const pass_args& a);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "hytask/hytask.hpp"
+#include "block_graph.hpp"
 #include "hytask/mpi.hpp"
 #include "plain_exchange.hpp"
 #include "variants.hpp"
@@ -14,74 +15,6 @@ namespace jacobi {
 namespace {
 
 namespace mpi = hytask::mpi;
-
-// The domain cut into blocks: low band / chunks of the middle / high band along each axis,
-// so a block either reads no refreshed halo (an inner block) or lies within `radius` of a
-// face (a boundary block, whose `needs` says which halos it reads).
-struct block_grid {
-  explicit block_grid(const domain& g) {
-    for (int d = 0; d < 3; ++d) iv[d] = g.intervals(d, g.opts.block[d]);
-    for (const auto& z : iv[0])
-      for (const auto& x : iv[1])
-        for (const auto& y : iv[2]) {
-          box b{{z[0], x[0], y[0]}, {z[1], x[1], y[1]}};
-          boxes.push_back(b);
-          needs.push_back(g.needs(b));
-        }
-  }
-  std::size_t id(std::size_t i0, std::size_t i1, std::size_t i2) const {
-    return (i0 * iv[1].size() + i1) * iv[2].size() + i2;
-  }
-  std::array<std::vector<std::array<int, 2>>, 3> iv;
-  std::vector<box> boxes;
-  std::vector<unsigned> needs;
-};
-
-// What the dataflow and intercepted variants share: per block, the blocks its stencil reads
-// (itself and, along each axis, those within the radius), its priority, and per face the
-// blocks its send reads.
-struct block_graph {
-  explicit block_graph(const domain& g) : blocks(g) {
-    const std::size_t nb = blocks.boxes.size(), nf = g.faces.size();
-    const int r = g.radius;
-    reads.resize(nb);
-    for (std::size_t i0 = 0; i0 < blocks.iv[0].size(); ++i0)
-      for (std::size_t i1 = 0; i1 < blocks.iv[1].size(); ++i1)
-        for (std::size_t i2 = 0; i2 < blocks.iv[2].size(); ++i2) {
-          const std::size_t idx[3] = {i0, i1, i2};
-          const std::size_t self = blocks.id(i0, i1, i2);
-          std::vector<std::size_t>& list = reads[self];
-          list.push_back(self);
-          for (int d = 0; d < 3; ++d) {
-            const auto& own = blocks.iv[d][idx[d]];
-            for (std::size_t j = 0; j < blocks.iv[d].size(); ++j) {
-              if (j == idx[d]) continue;
-              const auto& other = blocks.iv[d][j];
-              if (other[1] <= own[0] - r || other[0] >= own[1] + r) continue;
-              std::size_t n[3] = {i0, i1, i2};
-              n[d] = j;
-              list.push_back(blocks.id(n[0], n[1], n[2]));
-            }
-          }
-        }
-    // The halo chain is the critical path: a send of iteration k + 1 reads the boundary
-    // blocks of k, which read the blocks next to them of k - 1. Those run at high priority
-    // too, or ready inner blocks of later iterations (LIFO) delay the chain by whole
-    // iterations (seen in traces: 70 ms without a message).
-    priority.assign(nb, 0);
-    for (std::size_t b = 0; b < nb; ++b)
-      for (std::size_t n : reads[b])
-        if (blocks.needs[n]) priority[b] = 1;
-    face_blocks.resize(nf);
-    for (std::size_t b = 0; b < nb; ++b)
-      for (std::size_t i = 0; i < nf; ++i)
-        if (blocks.needs[b] & (1u << i)) face_blocks[i].push_back(b);
-  }
-  block_grid blocks;
-  std::vector<std::vector<std::size_t>> reads;
-  std::vector<int> priority;
-  std::vector<std::vector<std::size_t>> face_blocks;
-};
 
 void init_fields(const domain& g, const fields& f) {
   // First touch in the static split a loop over planes would use.
@@ -164,8 +97,8 @@ pass_result run_commtask(const domain& g, const fields& f, const pass_args& a) {
 // block of iteration k + 1 overwrites what iteration k - 1's readers and sends read).
 pass_result run_dataflow(const domain& g, const fields& f, const pass_args& a) {
   init_fields(g, f);
-  const block_graph graph(g);
-  const block_grid& blocks = graph.blocks;
+  const block_grid blocks(g);
+  const block_graph graph(g, blocks);
   const bool packed = g.opts.halo == halo_mode::packed;
   const std::size_t nf = g.faces.size(), nb = blocks.boxes.size();
 
@@ -185,9 +118,10 @@ pass_result run_dataflow(const domain& g, const fields& f, const pass_args& a) {
       }
   }
 
-  const std::vector<std::vector<std::size_t>>& reads = graph.reads;
-  const std::vector<int>& priority = graph.priority;
-  const std::vector<std::vector<std::size_t>>& face_blocks = graph.face_blocks;
+  // What each block reads of the previous iteration, the halo chain, the faces' blocks.
+  const auto& reads = graph.reads;
+  const auto& priority = graph.priority;
+  const auto& face_blocks = graph.face_blocks;
 
   // Run-ahead window: iteration k is spawned once iteration k - window has completed. The
   // dependencies alone let the middle of the domain run many iterations ahead of the halo
@@ -275,8 +209,8 @@ pass_result run_dataflow(const domain& g, const fields& f, const pass_args& a) {
 // dataflow has a receive and a send task per face, each released on its own.
 pass_result run_intercepted(const domain& g, const fields& f, const pass_args& a) {
   init_fields(g, f);
-  const block_graph graph(g);
-  const block_grid& blocks = graph.blocks;
+  const block_grid blocks(g);
+  const block_graph graph(g, blocks);
   const std::size_t nb = blocks.boxes.size();
   std::vector<std::size_t> sent_blocks;  // read by some face's send
   for (const auto& list : graph.face_blocks) sent_blocks.insert(sent_blocks.end(), list.begin(), list.end());

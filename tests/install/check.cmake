@@ -8,7 +8,8 @@
 #   cmake -DWORK_DIR=... -DCONSUMER_DIR=... -DGENERATOR=... -DCXX=... -P check.cmake
 #     BUILD_DIR=dir         install this build tree; or
 #     SOURCE_TREE=dir       configure hytask from this source tree in WORK_DIR/hytask (tests,
-#                           examples and benchmarks off), build the library and hytask-info
+#                           examples and benchmarks off), build the library, hytask-info (and
+#                           hytask_omp where OpenMP is found)
 #                           with 2 jobs, and install that
 #     CONFIG_ARGS=a|b       more arguments for that configure step ('|'-separated)
 #     CONFIGURE_SAYS=regex  what that configure step must print
@@ -52,7 +53,13 @@ if(DEFINED SOURCE_TREE)
   if(DEFINED CONFIGURE_SAYS AND NOT out MATCHES "${CONFIGURE_SAYS}")
     message(FATAL_ERROR "configuring hytask did not say '${CONFIGURE_SAYS}':\n${out}")
   endif()
-  run("building hytask" ${CMAKE_COMMAND} --build ${BUILD_DIR} --target hytask hytask_mpi_intercept hytask-info --parallel 2)
+  # hytask_omp too where the configure step made it (OpenMP found).
+  set(targets hytask hytask_mpi_intercept hytask-info)
+  file(STRINGS ${BUILD_DIR}/CMakeCache.txt omp_built REGEX "^HYTASK_OMP_BUILT:INTERNAL=ON")
+  if(omp_built)
+    list(APPEND targets hytask_omp)
+  endif()
+  run("building hytask" ${CMAKE_COMMAND} --build ${BUILD_DIR} --target ${targets} --parallel 2)
   string(TIMESTAMP t1 "%s")
   math(EXPR s "${t1} - ${t0}")
   message(STATUS "configured and built hytask in ${s} s")
@@ -145,6 +152,20 @@ if(NOT launcher_real STREQUAL mpiexec_real)
   message(FATAL_ERROR "the consumer found the launcher ${launcher}, not hytask's ${MPIEXEC}")
 endif()
 run_consumer(${WORK_DIR}/consumer ${launcher})
+
+# hytask::omp: installed with the library when OpenMP was found; then the consumer builds an
+# OpenMP program against it, which runs on 2 ranks.
+file(GLOB_RECURSE omp_libs ${prefix}/lib*/libhytask_omp*)
+if(omp_libs)
+  if(NOT EXISTS ${WORK_DIR}/consumer/consumer_omp)
+    message(FATAL_ERROR "hytask_omp is installed (${omp_libs}) but the consumer found no hytask::omp")
+  endif()
+  run("the OpenMP consumer on 2 ranks" ${launcher} -n 2 ${MPIEXEC_ARGS} ${WORK_DIR}/consumer/consumer_omp)
+  if(NOT out MATCHES "omp consumer: ok")
+    message(FATAL_ERROR "the OpenMP consumer did not run correctly:\n${out}")
+  endif()
+  message(STATUS "hytask::omp: ${out}")
+endif()
 
 # A consumer that names the same MPI itself is fine.
 if(SAME_MPI_HINTS)
