@@ -2,9 +2,10 @@
 # Seed 002's measurements of docs/benchmarks.md ("Node-wide progress agent"): hytask-overlap
 # on the cluster in a box (2 nodes, one core each, 2 Gbit/s) with 1, 2 and 4 ranks per node,
 # the exchange and the one-way receiver-first and sender-first orders, and small-message
-# latency; plain MPI, hytask's workers, thread and node policies, and (MPICH)
+# latency, and the asynchronous progression (receiver-first, T_syn 1.5-3 T_lat: when the data
+# arrived); plain MPI, hytask's workers, thread and node policies, and (MPICH)
 # MPICH_ASYNC_PROGRESS=1 in runs of its own. Each run writes OUTDIR/<mpi>_<config>.json and
-# .txt (default build/node-bench). Takes about 25 minutes.
+# .txt (default build/node-bench). Takes about 30 minutes.
 #   bench/run_node_bench.sh [OUTDIR]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,6 +31,8 @@ configs() {  # MPI TOOL MODES SUFFIX
   done
   run "${mpi}_n2_lat$sfx" "$mpi" 2 "$tool" --modes "$modes" --sizes 8,1K,16K --steps 0.5 \
     --min-time 0.2
+  run "${mpi}_n2_progression$sfx" "$mpi" 2 "$tool" --modes "$modes" --sizes 1M,4M,16M \
+    --steps 1.5:3:0.5 --order receiver-first
 }
 modes=mpi,hytask-workers,hytask-thread,hytask-node
 configs openmpi "$build/tools/hytask-overlap" "$modes" ""

@@ -299,6 +299,29 @@ const std::vector<knob>& knobs() {
                                  [](unsigned v) { return v >= 1 && v <= 1000000; }),
        [](const settings& s) { return std::to_string(s.phase_window); }},
 
+      enum_knob<ompt_use, 3>(
+          "HYTASK_OMPT", "ompt", "'auto', 'on' or 'off'",
+          "OpenMP programs (hytask::omp::session): poll MPI from OMPT callbacks at task "
+          "scheduling points (Clang's libomp; GCC's libgomp has no OMPT). auto steps aside when "
+          "OMP_TOOL_LIBRARIES names another tool; on makes a session fail without OMPT; off "
+          "leaves OMPT to other tools",
+          ompt_use::automatic, &config::ompt, &settings::ompt, {"auto", "on", "off"},
+          {ompt_use::automatic, ompt_use::on, ompt_use::off}),
+
+      {"HYTASK_OMPT_POLL_US", "ompt_poll_us", "an integer from 0 to 1000000 (microseconds)",
+       "OpenMP programs: a thread at a scheduling point polls MPI when requests are pending and "
+       "this long has passed since the rank's last poll (0: at every scheduling point)",
+       [](settings& s) { s.ompt_poll_us = 20; },
+       [](const std::string& t, settings& s) {
+         auto v = parse_uint(t);
+         if (!v || *v > 1000000) return false;
+         s.ompt_poll_us = static_cast<unsigned>(*v);
+         return true;
+       },
+       explicit_number<unsigned>(&config::ompt_poll_us, &settings::ompt_poll_us,
+                                 [](unsigned v) { return v <= 1000000; }),
+       [](const settings& s) { return std::to_string(s.ompt_poll_us); }},
+
       {"HYTASK_BACKSTOP_US", "backstop_us", "an integer from 0 to 1000000 (microseconds; 0 = off)",
        "with HYTASK_PROGRESS=workers, a sleeping thread polls when MPI operations are pending "
        "and no worker has polled for this long (every worker runs a long task)",
@@ -344,6 +367,12 @@ const std::vector<knob>& knobs() {
           "tasks that communicate (by type, learned), the tasks they depend on, tasks released by "
           "communication and tasks that declare channels run just above others of their priority",
           true, &config::comm_priority, &settings::comm_priority, {"1", "0"}, {true, false}),
+
+      enum_knob<bool, 2>(
+          "HYTASK_INTERCEPT", "intercept", "'1' or '0'",
+          "in a program linked with hytask::mpi_intercept, blocking MPI calls made inside a task "
+          "suspend only that task (1), or are plain MPI calls that block the worker (0)",
+          true, &config::intercept, &settings::intercept, {"1", "0"}, {true, false}),
 
       enum_knob<bool, 2>(
           "HYTASK_NODE_STATS", "node_stats", "'1' or '0'",

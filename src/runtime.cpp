@@ -2,6 +2,7 @@
 // and the scheduler, and stops them in the reverse order.
 #include "hytask/runtime.hpp"
 
+#include <atomic>
 #include <cstdio>
 #include <exception>
 
@@ -9,6 +10,7 @@
 #include "core/scheduler.hpp"
 #include "fatal_errors.hpp"
 #include "global/system.hpp"
+#include "runtime_settings.hpp"
 #include "trace/trace.hpp"
 
 namespace hytask {
@@ -23,6 +25,8 @@ struct runtime::impl {
 };
 
 namespace {
+
+std::atomic<const hytask::settings*> g_settings{nullptr};
 
 // With several ranks, each writes its own timeline: "%r" in the path becomes the rank, or
 // ".rank<r>" goes before the extension.
@@ -39,6 +43,10 @@ std::string trace_path(const std::string& path, int rank, int size) {
 }
 
 }  // namespace
+
+const hytask::settings* detail::runtime_settings() noexcept {
+  return g_settings.load(std::memory_order_acquire);
+}
 
 void runtime::impl::start(const config& cfg, int* argc, char*** argv) {
   // An uncaught hytask exception prints its message and exits 1 instead of a core dump.
@@ -72,6 +80,8 @@ void runtime::impl::start(const config& cfg, int* argc, char*** argv) {
     if (tracing) trace::stop();
     throw;
   }
+  // Before the program's first task: nothing reads it until a task runs.
+  g_settings.store(&settings, std::memory_order_release);
 }
 
 runtime::runtime(int& argc, char**& argv) : impl_(std::make_unique<impl>()) {
@@ -110,6 +120,7 @@ void runtime::shutdown() {
   // get here — so they stop before the scheduler goes.
   impl_->comm.reset();
   impl_->sched.reset();
+  g_settings.store(nullptr, std::memory_order_release);
   if (impl_->tracing) trace::stop();
   if (error) std::rethrow_exception(error);
 }

@@ -17,6 +17,7 @@
 
 #include "app_support.hpp"
 #include "hytask/hytask.hpp"
+#include "hytask/omp.hpp"
 #include "options.hpp"
 #include "variants.hpp"
 
@@ -159,6 +160,7 @@ int run(int argc, char** argv) {
   bool any_hytask = false, any_threads = false;
   for (variant v : o.variants) {
     any_hytask |= uses_hytask(v);
+    any_hytask |= uses_omp_session(v);  // hytask::omp needs MPI_THREAD_MULTIPLE too
     any_threads |= !one_thread_only(v);
   }
   // MPICH starts its progress thread (MPICH_ASYNC_PROGRESS=1) only under MPI_THREAD_MULTIPLE.
@@ -218,6 +220,8 @@ int run(int argc, char** argv) {
       fields f(*g);
       std::optional<hytask::runtime> rt;
       if (uses_hytask(v)) rt.emplace(hytask::config{.threads = static_cast<unsigned>(t)});
+      std::optional<hytask::omp::session> omp_session;  // no workers: OpenMP's threads compute
+      if (uses_omp_session(v)) omp_session.emplace();
       auto pass = [&](bool communicate) {
         pass_args a{.iters = o.iters, .tests = x, .threads = t, .communicate = communicate};
         switch (v) {
@@ -226,8 +230,10 @@ int run(int argc, char** argv) {
           case variant::hybrid_blocking: return run_hybrid_blocking(*g, f, a);
           case variant::hybrid_nonblocking: return run_hybrid_nonblocking(*g, f, a);
           case variant::hybrid_reserve: return run_hybrid_reserve(*g, f, a);
+          case variant::omp_detach: return run_omp_detach(*g, f, a);
           case variant::commtask: return run_commtask(*g, f, a);
           case variant::dataflow: return run_dataflow(*g, f, a);
+          case variant::intercepted: return run_intercepted(*g, f, a);
           case variant::sequential: break;
         }
         return pass_result{};

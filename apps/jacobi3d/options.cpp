@@ -19,8 +19,10 @@ constexpr variant_name variant_names[] = {
     {variant::hybrid_blocking, "hybrid-blocking"},
     {variant::hybrid_nonblocking, "hybrid-nonblocking"},
     {variant::hybrid_reserve, "hybrid-reserve"},
+    {variant::omp_detach, "omp-detach"},
     {variant::commtask, "commtask"},
     {variant::dataflow, "dataflow"},
+    {variant::intercepted, "intercepted"},
     {variant::sequential, "sequential"},
 };
 
@@ -58,8 +60,11 @@ const char* name(variant v) {
   return "?";
 }
 
-bool uses_hytask(variant v) { return v == variant::commtask || v == variant::dataflow; }
+bool uses_hytask(variant v) {
+  return v == variant::commtask || v == variant::dataflow || v == variant::intercepted;
+}
 bool takes_tests(variant v) { return v == variant::mpi_nonblocking || v == variant::hybrid_nonblocking; }
+bool uses_omp_session(variant v) { return v == variant::omp_detach; }
 bool one_thread_only(variant v) {
   return v == variant::mpi_blocking || v == variant::mpi_nonblocking || v == variant::sequential;
 }
@@ -77,10 +82,16 @@ that must all give bit-identical results.
                            hybrid-blocking     fork-join threads, master exchanges (masteronly)
                            hybrid-nonblocking  fork-join threads, master posts, tests, waits
                            hybrid-reserve      thread 0 communicates, the others compute inner
+                           omp-detach          OpenMP tasks per block with depend clauses; halos
+                                               as detached tasks that hytask::omp completes
                            commtask            hytask: inner blocks as tasks, boundary released
                                                by the halo requests at high priority
                            dataflow            hytask: block tasks with dependencies across
                                                iterations, no barrier per iteration
+                           intercepted         mpi-nonblocking's plain MPI exchange inside a
+                                               hytask task, in dataflow's graph; its
+                                               MPI_Waitall suspends only that task
+                                               (hytask::mpi_intercept)
                            sequential          reference: rank 0 computes the whole domain
   --tests LIST           MPI_Testall calls per iteration inside the inner compute of
                          mpi-nonblocking and hybrid-nonblocking (e.g. 0,2,8,32), default 0
@@ -90,7 +101,8 @@ that must all give bit-identical results.
   --decomposition 1d|3d  z slabs, or a Cartesian grid (MPI_Dims_create), default 1d
   --halo datatype|packed halos as MPI subarray types, or packed into buffers, default datatype
   --block ZxXxY          task / cache block (0 = whole extent), default 8x64x0
-  --window W             dataflow: iterations in flight at most (run-ahead), default 3
+  --window W             dataflow, intercepted, omp-detach: iterations in flight at most
+                         (run-ahead), default 3
   --threads T            threads per rank for the hybrid and hytask variants, default the
                          cores available to the rank divided by the ranks on its node
   --no-breakdown         skip timing compute alone and communication alone

@@ -15,14 +15,17 @@ enum class variant {
   hybrid_blocking,     // fork-join threads; the master exchanges between parallel phases
   hybrid_nonblocking,  // fork-join threads; the master posts, tests X times, waits
   hybrid_reserve,      // thread 0 communicates while the other threads compute the inner domain
+  omp_detach,          // OpenMP tasks per block, halos as detached tasks (hytask::omp's progress)
   commtask,            // hytask: requests + inner blocks as tasks, boundary released by requests
   dataflow,            // hytask: block tasks with dependencies across iterations, no barrier
+  intercepted,         // mpi-nonblocking's plain MPI exchange in a task, in dataflow's graph
   sequential,          // the reference: rank 0 computes the whole domain, plainly
 };
 const char* name(variant v);
 bool uses_hytask(variant v);
 bool takes_tests(variant v);     // the variants that also run with --tests X
 bool one_thread_only(variant v);  // MPI-only variants: one rank per core
+bool uses_omp_session(variant v);  // omp-detach: a hytask::omp::session around the pass
 
 enum class decomposition { d1, d3 };
 enum class halo_mode { datatype, packed };

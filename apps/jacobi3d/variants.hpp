@@ -36,9 +36,15 @@ pass_result run_mpi_nonblocking(const domain& g, const fields& f, const pass_arg
 pass_result run_hybrid_blocking(const domain& g, const fields& f, const pass_args& a);
 pass_result run_hybrid_nonblocking(const domain& g, const fields& f, const pass_args& a);
 pass_result run_hybrid_reserve(const domain& g, const fields& f, const pass_args& a);
-// These two need a hytask::runtime with a.threads workers.
+// These need a hytask::runtime with a.threads workers.
 pass_result run_commtask(const domain& g, const fields& f, const pass_args& a);
 pass_result run_dataflow(const domain& g, const fields& f, const pass_args& a);
+// mpi-nonblocking's plain MPI exchange inside a hytask task per iteration, in dataflow's
+// graph; linked with hytask::mpi_intercept, its MPI_Waitall suspends only that task.
+pass_result run_intercepted(const domain& g, const fields& f, const pass_args& a);
+
+// Needs a hytask::omp::session (and MPI_THREAD_MULTIPLE); a.threads OpenMP threads.
+pass_result run_omp_detach(const domain& g, const fields& f, const pass_args& a);
 
 // The halo exchange alone, with plain MPI from the calling thread, a.iters times: the
 // communication time every variant has to hide.

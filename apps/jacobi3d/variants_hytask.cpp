@@ -5,7 +5,9 @@
 #include <vector>
 
 #include "hytask/hytask.hpp"
+#include "block_graph.hpp"
 #include "hytask/mpi.hpp"
+#include "plain_exchange.hpp"
 #include "variants.hpp"
 
 namespace jacobi {
@@ -13,28 +15,6 @@ namespace jacobi {
 namespace {
 
 namespace mpi = hytask::mpi;
-
-// The domain cut into blocks: low band / chunks of the middle / high band along each axis,
-// so a block either reads no refreshed halo (an inner block) or lies within `radius` of a
-// face (a boundary block, whose `needs` says which halos it reads).
-struct block_grid {
-  explicit block_grid(const domain& g) {
-    for (int d = 0; d < 3; ++d) iv[d] = g.intervals(d, g.opts.block[d]);
-    for (const auto& z : iv[0])
-      for (const auto& x : iv[1])
-        for (const auto& y : iv[2]) {
-          box b{{z[0], x[0], y[0]}, {z[1], x[1], y[1]}};
-          boxes.push_back(b);
-          needs.push_back(g.needs(b));
-        }
-  }
-  std::size_t id(std::size_t i0, std::size_t i1, std::size_t i2) const {
-    return (i0 * iv[1].size() + i1) * iv[2].size() + i2;
-  }
-  std::array<std::vector<std::array<int, 2>>, 3> iv;
-  std::vector<box> boxes;
-  std::vector<unsigned> needs;
-};
 
 void init_fields(const domain& g, const fields& f) {
   // First touch in the static split a loop over planes would use.
@@ -118,9 +98,9 @@ pass_result run_commtask(const domain& g, const fields& f, const pass_args& a) {
 pass_result run_dataflow(const domain& g, const fields& f, const pass_args& a) {
   init_fields(g, f);
   const block_grid blocks(g);
+  const block_graph graph(g, blocks);
   const bool packed = g.opts.halo == halo_mode::packed;
   const std::size_t nf = g.faces.size(), nb = blocks.boxes.size();
-  const int r = g.radius;
 
   // Tokens: one byte each, per parity of the field they stand for.
   std::vector<char> block_token[2] = {std::vector<char>(nb), std::vector<char>(nb)};
@@ -138,40 +118,10 @@ pass_result run_dataflow(const domain& g, const fields& f, const pass_args& a) {
       }
   }
 
-  // Per block: the blocks its stencil reads (itself and, along each axis, those within r).
-  std::vector<std::vector<std::size_t>> reads(nb);
-  for (std::size_t i0 = 0; i0 < blocks.iv[0].size(); ++i0)
-    for (std::size_t i1 = 0; i1 < blocks.iv[1].size(); ++i1)
-      for (std::size_t i2 = 0; i2 < blocks.iv[2].size(); ++i2) {
-        const std::size_t idx[3] = {i0, i1, i2};
-        const std::size_t self = blocks.id(i0, i1, i2);
-        std::vector<std::size_t>& list = reads[self];
-        list.push_back(self);
-        for (int d = 0; d < 3; ++d) {
-          const auto& own = blocks.iv[d][idx[d]];
-          for (std::size_t j = 0; j < blocks.iv[d].size(); ++j) {
-            if (j == idx[d]) continue;
-            const auto& other = blocks.iv[d][j];
-            if (other[1] <= own[0] - r || other[0] >= own[1] + r) continue;
-            std::size_t n[3] = {i0, i1, i2};
-            n[d] = j;
-            list.push_back(blocks.id(n[0], n[1], n[2]));
-          }
-        }
-      }
-  // The halo chain is the critical path: a send of iteration k + 1 reads the boundary blocks
-  // of k, which read the blocks next to them of k - 1. Those run at high priority too, or
-  // ready inner blocks of later iterations (LIFO) delay the chain by whole iterations (seen
-  // in traces: 70 ms without a message).
-  std::vector<int> priority(nb, 0);
-  for (std::size_t b = 0; b < nb; ++b)
-    for (std::size_t n : reads[b])
-      if (blocks.needs[n]) priority[b] = 1;
-  // Per face: the blocks its send reads.
-  std::vector<std::vector<std::size_t>> face_blocks(nf);
-  for (std::size_t b = 0; b < nb; ++b)
-    for (std::size_t i = 0; i < nf; ++i)
-      if (blocks.needs[b] & (1u << i)) face_blocks[i].push_back(b);
+  // What each block reads of the previous iteration, the halo chain, the faces' blocks.
+  const auto& reads = graph.reads;
+  const auto& priority = graph.priority;
+  const auto& face_blocks = graph.face_blocks;
 
   // Run-ahead window: iteration k is spawned once iteration k - window has completed. The
   // dependencies alone let the middle of the domain run many iterations ahead of the halo
@@ -236,6 +186,74 @@ pass_result run_dataflow(const domain& g, const fields& f, const pass_args& a) {
                     [&g, src, dst, bx] { g.sweep(src, dst, bx); }, hytask::regions(deps));
     }
     // A marker that completes with the last block of iteration k.
+    ev = std::make_unique<hytask::event>();
+    deps.clear();
+    for (std::size_t b = 0; b < nb; ++b) deps.push_back(hytask::in(block_token[d][b]));
+    hytask::spawn({.name = "iteration done"}, [e = ev.get()] { e->set(); }, hytask::regions(deps));
+  }
+  hytask::wait_all();
+  MPI_Barrier(g.comm);
+  res.seconds = MPI_Wtime() - t0;
+  return res;
+}
+
+// Intercepted: the mpi-nonblocking variant's exchange, unchanged — plain_exchange's
+// MPI_Irecv, MPI_Isend (packing first) and MPI_Waitall (unpacking after) — made inside one
+// hytask task per iteration, in the dataflow variant's graph of block tasks and run-ahead
+// window. The exchange task of iteration k reads the blocks along the faces that its sends
+// read (written by iteration k - 1) and writes the halos that iteration k's boundary blocks
+// read. Linked with the interception library, its MPI_Waitall suspends only that task, so
+// inner blocks of this and later iterations compute while the halos travel; with
+// HYTASK_INTERCEPT=0 it holds a worker until they are in. Beside dataflow the difference is
+// the exchange's granularity: one task posts every face and waits for them all, where
+// dataflow has a receive and a send task per face, each released on its own.
+pass_result run_intercepted(const domain& g, const fields& f, const pass_args& a) {
+  init_fields(g, f);
+  const block_grid blocks(g);
+  const block_graph graph(g, blocks);
+  const std::size_t nb = blocks.boxes.size();
+  std::vector<std::size_t> sent_blocks;  // read by some face's send
+  for (const auto& list : graph.face_blocks) sent_blocks.insert(sent_blocks.end(), list.begin(), list.end());
+  std::sort(sent_blocks.begin(), sent_blocks.end());
+  sent_blocks.erase(std::unique(sent_blocks.begin(), sent_blocks.end()), sent_blocks.end());
+
+  // Tokens per parity of the field they stand for: a block each, the halos as one.
+  std::vector<char> block_token[2] = {std::vector<char>(nb), std::vector<char>(nb)};
+  char halo_token[2] = {0, 0};
+  // One exchange at a time: the exchange of k + 1 reads blocks of k, which read k's halos.
+  plain_exchange ex(g);
+
+  const int window = std::max(1, g.opts.window);
+  std::vector<std::unique_ptr<hytask::event>> done(static_cast<std::size_t>(window));
+  pass_result res;
+  MPI_Barrier(g.comm);
+  const double t0 = MPI_Wtime();
+  std::vector<hytask::region_access> deps;
+  for (int k = 0; k < a.iters; ++k) {
+    const int s = k % 2, d = 1 - s;
+    auto& ev = done[static_cast<std::size_t>(k % window)];
+    if (ev) ev->wait();  // iteration k - window; main runs tasks meanwhile
+    double* src = f[s];
+    double* dst = f[d];
+    if (a.communicate && !g.faces.empty()) {
+      deps.clear();
+      for (std::size_t b : sent_blocks) deps.push_back(hytask::in(block_token[s][b]));
+      deps.push_back(hytask::out(halo_token[s]));
+      hytask::spawn({.priority = 1, .name = "exchange"}, [&ex, src] {
+        ex.post(src);
+        ex.wait(src);
+      }, hytask::regions(deps));
+    }
+    for (std::size_t b = 0; b < nb; ++b) {
+      const bool needs = a.communicate && blocks.needs[b] != 0;
+      deps.clear();
+      deps.push_back(hytask::out(block_token[d][b]));
+      for (std::size_t n : graph.reads[b]) deps.push_back(hytask::in(block_token[s][n]));
+      if (needs) deps.push_back(hytask::in(halo_token[s]));
+      const box bx = blocks.boxes[b];
+      hytask::spawn({.priority = graph.priority[b], .name = blocks.needs[b] ? "boundary" : "inner"},
+                    [&g, src, dst, bx] { g.sweep(src, dst, bx); }, hytask::regions(deps));
+    }
     ev = std::make_unique<hytask::event>();
     deps.clear();
     for (std::size_t b = 0; b < nb; ++b) deps.push_back(hytask::in(block_token[d][b]));

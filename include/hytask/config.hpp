@@ -26,6 +26,7 @@ enum class pin_policy { none, cores };
 enum class mpi_use { automatic, on, off };
 enum class mpi_mode { multiple, funneled, masteronly };
 enum class progress_policy { workers, thread, node, none };
+enum class ompt_use { automatic, on, off };
 enum class order_check { warn, error, off };
 
 struct config {
@@ -45,7 +46,10 @@ struct config {
   std::optional<unsigned> progress_min_us{};    // HYTASK_PROGRESS_MIN_US: shortest poll period
   std::optional<unsigned> progress_max_us{};    // HYTASK_PROGRESS_MAX_US: longest poll period
   std::optional<bool> comm_priority{};          // HYTASK_COMM_PRIORITY: 1 | 0
+  std::optional<bool> intercept{};              // HYTASK_INTERCEPT: 1 | 0 (hytask::mpi_intercept)
   std::optional<bool> node_stats{};             // HYTASK_NODE_STATS: 1 | 0
+  std::optional<ompt_use> ompt{};               // HYTASK_OMPT: auto | on | off (hytask::omp)
+  std::optional<unsigned> ompt_poll_us{};       // HYTASK_OMPT_POLL_US: OMPT polls' spacing
   std::optional<unsigned> watchdog_s{};         // HYTASK_WATCHDOG_S: 0 = off
   std::optional<hytask::order_check> order_check{};  // HYTASK_ORDER_CHECK: warn | error | off
   std::optional<unsigned> phase_window{};       // HYTASK_PHASE_WINDOW: active global phases
@@ -70,7 +74,10 @@ struct settings {
   unsigned progress_min_us = 0;
   unsigned progress_max_us = 0;
   bool comm_priority = true;
+  bool intercept = true;
   bool node_stats = false;
+  ompt_use ompt = ompt_use::automatic;
+  unsigned ompt_poll_us = 0;
   unsigned watchdog_s = 0;
   hytask::order_check order_check = hytask::order_check::warn;
   unsigned phase_window = 0;

@@ -160,7 +160,9 @@ const char* declare_channel(MPI_Comm comm, int peer, int tag, bool collective) {
 
 void check_post_order(const operation* op, hytask::order_check mode, int rank) {
   if (mode == hytask::order_check::off) return;
-  if (op->what == kind::adopted) return;  // posted by the program, where hytask did not see it
+  // Posted by the program, where hytask did not see it; or a call the check has no channel
+  // for (custom: the direction and whether it is collective are the caller's).
+  if (op->what == kind::adopted || op->what == kind::custom || op->what == kind::polled) return;
   const bool coll = is_collective(op->what);
   if (!coll && (op->peer < 0 || op->tag < 0)) return;  // wildcards and MPI_PROC_NULL
   core::worker* w = core::current_worker();

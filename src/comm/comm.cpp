@@ -216,6 +216,8 @@ void comm_system::post_here(operation* op) {
   int rc = MPI_SUCCESS;
   if (op->what == kind::probe) {
     rc = MPI_Iprobe(op->peer, op->tag, op->comm, &flag, &st);
+  } else if (op->what == kind::polled) {
+    rc = op->test(op->call_arg, &flag, &st);
   } else if (op->what == kind::call) {
     rc = post_now(op);  // blocking: done as it returns
     flag = 1;

@@ -8,6 +8,10 @@
 
 namespace hytask::mpi::detail {
 
+namespace {
+constexpr std::uint64_t trace_long_poll_ns = 2000;
+}  // namespace
+
 void engine::add(operation* op) {
   op->refs.fetch_add(1, std::memory_order_relaxed);
   {
@@ -29,7 +33,7 @@ void engine::merge_incoming() {
     fresh.swap(incoming_);
   }
   for (operation* op : fresh) {
-    if (op->what == kind::probe) {
+    if (op->what == kind::probe || op->what == kind::polled) {
       probes_.push_back(op);
     } else {
       requests_.push_back(op->req);
@@ -151,7 +155,8 @@ core::poll_result engine::poll() {
       operation* op = probes_[i];
       int flag = 0;
       MPI_Status st{};
-      int rc = MPI_Iprobe(op->peer, op->tag, op->comm, &flag, &st);
+      int rc = op->what == kind::probe ? MPI_Iprobe(op->peer, op->tag, op->comm, &flag, &st)
+                                       : op->test(op->call_arg, &flag, &st);
       if (rc != MPI_SUCCESS || flag) {
         complete(op, rc == MPI_SUCCESS ? &st : nullptr, rc);
         release(op);
@@ -170,8 +175,14 @@ core::poll_result engine::poll() {
     if (pending_mirror_)
       pending_mirror_->fetch_sub(static_cast<std::uint32_t>(done), std::memory_order_acq_rel);
     completions_.fetch_add(done, std::memory_order_relaxed);
-    if (trace::enabled())
-      trace::slice("poll", "mpi", t0, trace::now(), 0, nullptr, {"completed", static_cast<std::int64_t>(done)},
+  }
+  // Polls that completed something, and those that took long enough to have moved data
+  // (over TCP a poll copies what the socket holds): where progress spends its CPU. The
+  // short empty polls of an idle worker would flood the trace.
+  if (trace::enabled()) {
+    const std::uint64_t t1 = trace::now();
+    if (done != 0 || t1 - t0 >= trace_long_poll_ns)
+      trace::slice("poll", "mpi", t0, t1, 0, nullptr, {"completed", static_cast<std::int64_t>(done)},
                    {"pending", static_cast<std::int64_t>(ops_.size() + probes_.size())});
   }
   polling_.store(false, std::memory_order_release);

@@ -1,5 +1,6 @@
 // The progress engine: the requests that are pending, tested in batches with MPI_Testsome
-// by one poller at a time. Completing an operation sets its event, which resumes the task
+// by one poller at a time; probes and polled operations, which have no request, are tested
+// one by one each round. Completing an operation sets its event, which resumes the task
 // that waits for it, releases tasks that depend on it, or ends a task's hold.
 #pragma once
 
@@ -77,7 +78,8 @@ class engine {
   // Owned by the poller.
   std::vector<MPI_Request> requests_;
   std::vector<operation*> ops_;
-  std::vector<operation*> probes_;      // probe has no request: MPI_Iprobe each round
+  std::vector<operation*> probes_;      // no request: probes (MPI_Iprobe) and polled
+                                        // operations (their test function), each round
   std::vector<int> indices_;
   std::vector<MPI_Status> statuses_;
 };

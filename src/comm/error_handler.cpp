@@ -11,6 +11,7 @@ namespace hytask::mpi::detail {
 namespace {
 
 thread_local bool t_calling = false;
+thread_local unsigned long t_forwarded = 0;
 
 // Process-wide and never destroyed: a communicator keeps the forwarding handler after the
 // runtime ends, and the handler then needs to know what it replaced.
@@ -38,7 +39,10 @@ bool aborts(MPI_Errhandler h) {
 }
 
 void forward(MPI_Comm* comm, int* code, ...) {
-  if (t_calling) return;  // hytask's own call: the returned code becomes an exception
+  if (t_calling) {  // hytask's own call: the returned code becomes an exception
+    ++t_forwarded;
+    return;
+  }
   // The program's own call: end the job as the replaced handler would have.
   registry& r = reg();
   MPI_Errhandler prev = MPI_ERRORS_ARE_FATAL;  // inherited by a communicator made from one
@@ -78,6 +82,27 @@ void install(registry& r, MPI_Comm comm) {
 calling_mpi::calling_mpi() noexcept : outer_(!t_calling) { t_calling = true; }
 calling_mpi::~calling_mpi() {
   if (outer_) t_calling = false;
+}
+
+bool in_hytask_call() noexcept { return t_calling; }
+
+unsigned long forwarded_errors() noexcept { return t_forwarded; }
+
+bool errors_abort(MPI_Comm comm) {
+  calling_mpi guard;  // an invalid communicator must not end the job here
+  MPI_Errhandler h = MPI_ERRHANDLER_NULL;
+  if (comm == MPI_COMM_NULL || MPI_Comm_get_errhandler(comm, &h) != MPI_SUCCESS) {
+    h = MPI_ERRHANDLER_NULL;
+    if (MPI_Comm_get_errhandler(MPI_COMM_WORLD, &h) != MPI_SUCCESS) return true;
+  }
+  registry& r = reg();
+  bool abort = aborts(h);
+  {
+    std::lock_guard<std::mutex> lock(r.mutex);
+    abort = abort || (h != MPI_ERRHANDLER_NULL && h == r.forwarding);
+  }
+  if (!aborts(h) && h != MPI_ERRORS_RETURN && h != MPI_ERRHANDLER_NULL) MPI_Errhandler_free(&h);
+  return abort;
 }
 
 void forward_errors(MPI_Comm comm) {

@@ -30,6 +30,22 @@ class calling_mpi {
   bool outer_;
 };
 
+// Whether this thread is inside one of hytask's MPI calls (a calling_mpi guard is alive): a
+// layer that intercepts the program's MPI calls lets these through untouched.
+bool in_hytask_call() noexcept;
+
+// Whether an error on comm would end a call of the program: its handler aborts
+// (MPI_ERRORS_ARE_FATAL, MPI_ERRORS_ABORT) or is the forwarding one that replaced such a
+// handler. False for MPI_ERRORS_RETURN and the program's own handlers, whose calls get the
+// error code back. A communicator that is not valid is judged by MPI_COMM_WORLD's handler,
+// where MPI raises errors about it. Call it where MPI may be called.
+bool errors_abort(MPI_Comm comm);
+
+// How many errors the forwarding handler has returned on this thread during hytask's calls:
+// compared before and after a call on requests whose communicator is unknown, it tells
+// whether MPI raised the error on a communicator whose handler aborts.
+unsigned long forwarded_errors() noexcept;
+
 // On a thread that may call MPI: puts the forwarding handler on comm, once per communicator
 // (a communicator the program created from one that has it inherits it).
 void forward_errors(MPI_Comm comm);

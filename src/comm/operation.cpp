@@ -30,19 +30,24 @@ const char* mpi_call_name(kind k) {
     case kind::rput: return "MPI_Rput";
     case kind::call: return "MPI call";
     case kind::adopted: return "MPI request";
+    case kind::custom: return "MPI call";
+    case kind::polled: return "MPI test";
   }
   return "MPI_?";
 }
 
 const char* op_name(const operation* op) {
-  return (op->what == kind::call || op->what == kind::adopted) && op->call_name != nullptr
+  return (op->what == kind::call || op->what == kind::adopted || op->what == kind::custom ||
+          op->what == kind::polled) &&
+                 op->call_name != nullptr
              ? op->call_name
              : mpi_call_name(op->what);
 }
 
 bool is_collective(kind k) {
   return k != kind::send && k != kind::ssend && k != kind::recv && k != kind::probe &&
-         k != kind::rget && k != kind::rput && k != kind::call && k != kind::adopted;
+         k != kind::rget && k != kind::rput && k != kind::call && k != kind::adopted &&
+         k != kind::custom && k != kind::polled;
 }
 
 namespace {
@@ -158,6 +163,10 @@ int post_now(operation* op) {
       return op->call(op->call_arg);
     case kind::adopted:
       return MPI_SUCCESS;  // the program posted it
+    case kind::custom:
+      return op->post(op->call_arg, r);
+    case kind::polled:
+      return MPI_SUCCESS;  // tested by the poller, with op->test
   }
   return MPI_ERR_OTHER;
 }
@@ -193,8 +202,6 @@ void release(operation* op) noexcept {
   if (op->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete op;
 }
 
-namespace {
-
 std::string error_text(int code) {
   char text[MPI_MAX_ERROR_STRING];
   int len = 0;
@@ -209,6 +216,8 @@ std::string error_text(int code) {
   return out;
 }
 
+namespace {
+
 std::string peer_text(const operation* op) {
   if (op->what == kind::send || op->what == kind::ssend)
     return " to rank " + std::to_string(op->peer) + " (tag " + std::to_string(op->tag);
@@ -216,7 +225,10 @@ std::string peer_text(const operation* op) {
     return std::string(op->what == kind::rget ? " from" : " to") + " rank " +
            std::to_string(op->peer) + " (displacement " + std::to_string(op->disp);
   if (op->what == kind::call) return " (blocking";
-  if (op->what == kind::adopted)
+  if (op->what == kind::polled)  // scount: how many requests it tests
+    return " (" + std::to_string(op->scount) + " request(s) of the program";
+  if (op->what == kind::custom && op->peer < 0) return " (collective";
+  if (op->what == kind::adopted || op->what == kind::custom)
     return op->peer < 0 ? std::string(" (posted by the program")
                         : " with rank " + std::to_string(op->peer) + " (tag " +
                               (op->tag == MPI_ANY_TAG ? std::string("any") : std::to_string(op->tag));
@@ -235,7 +247,7 @@ std::string peer_text(const operation* op) {
 std::string describe(const operation* op) {
   std::string s = op_name(op);
   s += peer_text(op);
-  s += ", " + std::to_string(op->bytes) + " bytes)";
+  s += op->what == kind::polled ? std::string(")") : ", " + std::to_string(op->bytes) + " bytes)";
   if (op->task_name) s += std::string(" in task '") + op->task_name + "'";
   else if (op->task_id != 0) s += " in an unnamed task (id " + std::to_string(op->task_id) + ")";
   else s += " from main";

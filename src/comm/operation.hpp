@@ -31,11 +31,22 @@ enum class kind : std::uint8_t {
   // A request the program posted itself and handed over (hytask::mpi::adopt): req is set
   // before it is submitted, posting it calls nothing. Named by call_name.
   adopted,
+  // A non-blocking MPI call the layer has no kind of its own for (MPI_Ibsend, MPI_Iscan,
+  // ...): posting calls post(call_arg, &req) where MPI may be called (the MPI thread in
+  // funneled mode), and the request completes like any other. Named by call_name.
+  custom,
+  // No request of hytask's: a completion test the program's state needs, e.g. its own
+  // request array tested in place with MPI_Testall. test(call_arg, &flag, &status) is called
+  // where MPI may be called, once at post and then by the poller each round (as probes are
+  // with MPI_Iprobe), until it sets flag or returns an error; what it points at must stay
+  // valid until then (the waiting task's stack does). Named by call_name.
+  polled,
 };
 
 const char* mpi_call_name(kind k);  // "MPI_Isend", ...
 struct operation;
-const char* op_name(const operation* op);  // the call's name, call_name for call and adopted
+const char* op_name(const operation* op);  // the call's name; call_name for call, adopted,
+                                           // custom and polled
 bool is_collective(kind k);
 
 enum op_state : int { op_created = 0, op_posted = 1, op_complete = 2 };
@@ -83,7 +94,9 @@ struct operation {
   MPI_Aint disp = 0;                 // (in the window's displacement units)
   int (*call)(void*) = nullptr;      // call
   void* call_arg = nullptr;
-  const char* call_name = nullptr;   // "MPI_Win_allocate", ... (call, adopted)
+  const char* call_name = nullptr;   // "MPI_Win_allocate", ... (call, adopted, custom, polled)
+  int (*post)(void*, MPI_Request*) = nullptr;        // custom
+  int (*test)(void*, int*, MPI_Status*) = nullptr;   // polled
 
   operation* next = nullptr;        // queues of the executors
 };
@@ -116,6 +129,8 @@ void complete_cancelled(operation* op);
 
 // "MPI_Isend to rank 3 (tag 7, 64 bytes) in task 'halo': MPI_ERR_RANK: invalid rank"
 std::string describe_failure(const operation* op, int code);
+// MPI's text for an error code, with its class: "MPI_ERR_RANK: invalid rank".
+std::string error_text(int code);
 std::string describe(const operation* op);  // for the watchdog
 
 }  // namespace hytask::mpi::detail

@@ -1,11 +1,15 @@
 # Installs hytask into a scratch prefix, then builds and runs a consumer project that only
 # knows find_package(hytask) and CMAKE_PREFIX_PATH, and the same programs built with
 # pkg-config's flags (hytask.pc), and checks that they run with the MPI hytask was built with.
+# One of them makes plain MPI calls in tasks and links the interception library: by its
+# CMake target (hytask::mpi_intercept), its pkg-config module (hytask-mpi-intercept) and a
+# plain -lhytask_mpi_intercept before hytask's flags; it must be intercepted each time.
 #
 #   cmake -DWORK_DIR=... -DCONSUMER_DIR=... -DGENERATOR=... -DCXX=... -P check.cmake
 #     BUILD_DIR=dir         install this build tree; or
 #     SOURCE_TREE=dir       configure hytask from this source tree in WORK_DIR/hytask (tests,
-#                           examples and benchmarks off), build the library and hytask-info
+#                           examples and benchmarks off), build the library, hytask-info (and
+#                           hytask_omp where OpenMP is found)
 #                           with 2 jobs, and install that
 #     CONFIG_ARGS=a|b       more arguments for that configure step ('|'-separated)
 #     CONFIGURE_SAYS=regex  what that configure step must print
@@ -49,7 +53,13 @@ if(DEFINED SOURCE_TREE)
   if(DEFINED CONFIGURE_SAYS AND NOT out MATCHES "${CONFIGURE_SAYS}")
     message(FATAL_ERROR "configuring hytask did not say '${CONFIGURE_SAYS}':\n${out}")
   endif()
-  run("building hytask" ${CMAKE_COMMAND} --build ${BUILD_DIR} --target hytask hytask-info --parallel 2)
+  # hytask_omp too where the configure step made it (OpenMP found).
+  set(targets hytask hytask_mpi_intercept hytask-info)
+  file(STRINGS ${BUILD_DIR}/CMakeCache.txt omp_built REGEX "^HYTASK_OMP_BUILT:INTERNAL=ON")
+  if(omp_built)
+    list(APPEND targets hytask_omp)
+  endif()
+  run("building hytask" ${CMAKE_COMMAND} --build ${BUILD_DIR} --target ${targets} --parallel 2)
   string(TIMESTAMP t1 "%s")
   math(EXPR s "${t1} - ${t0}")
   message(STATUS "configured and built hytask in ${s} s")
@@ -70,6 +80,10 @@ else()
 endif()
 if(NOT installed_libs MATCHES "${lib_regex}")
   message(FATAL_ERROR "no ${kind} library was installed: ${installed_libs}")
+endif()
+string(REPLACE "libhytask" "libhytask_mpi_intercept" intercept_regex "${lib_regex}")
+if(NOT installed_libs MATCHES "${intercept_regex}")
+  message(FATAL_ERROR "no ${kind} interception library was installed: ${installed_libs}")
 endif()
 message(STATUS "installed: ${installed_libs}")
 if(SHARED)
@@ -96,7 +110,18 @@ function(check_mpi_linked program)
   set(out "${out}" PARENT_SCOPE)
 endfunction()
 
-# Runs the consumer's two programs: one without MPI, one on 2 ranks with `launcher`.
+# The interception library's consumer: plain MPI_Recv in a task on one worker, which
+# completes only if the call was intercepted (the library linked before MPI).
+function(run_intercept_consumer program launcher)
+  check_mpi_linked(${program})
+  run("the interception consumer on 2 ranks" ${launcher} -n 2 ${MPIEXEC_ARGS} ${program})
+  if(NOT out MATCHES "intercept: a blocked MPI_Recv let the next task run: ok")
+    message(FATAL_ERROR "${program}: MPI_Recv in a task was not intercepted:\n${out}")
+  endif()
+  message(STATUS "${program}: ${out}")
+endfunction()
+
+# Runs the consumer's programs: one without MPI, two on 2 ranks with `launcher`.
 function(run_consumer dir launcher)
   run("the consumer" ${dir}/consumer)
   if(NOT out MATCHES "sum 4950")
@@ -111,6 +136,7 @@ function(run_consumer dir launcher)
     message(FATAL_ERROR "the MPI consumer did not run with hytask's MPI (${MPI_BANNER}):\n${out}")
   endif()
   message(STATUS "${dir}: ${out}")
+  run_intercept_consumer(${dir}/consumer_intercept ${launcher})
 endfunction()
 
 # The consumer with CMAKE_PREFIX_PATH only: the package brings its MPI, and its launcher.
@@ -126,6 +152,20 @@ if(NOT launcher_real STREQUAL mpiexec_real)
   message(FATAL_ERROR "the consumer found the launcher ${launcher}, not hytask's ${MPIEXEC}")
 endif()
 run_consumer(${WORK_DIR}/consumer ${launcher})
+
+# hytask::omp: installed with the library when OpenMP was found; then the consumer builds an
+# OpenMP program against it, which runs on 2 ranks.
+file(GLOB_RECURSE omp_libs ${prefix}/lib*/libhytask_omp*)
+if(omp_libs)
+  if(NOT EXISTS ${WORK_DIR}/consumer/consumer_omp)
+    message(FATAL_ERROR "hytask_omp is installed (${omp_libs}) but the consumer found no hytask::omp")
+  endif()
+  run("the OpenMP consumer on 2 ranks" ${launcher} -n 2 ${MPIEXEC_ARGS} ${WORK_DIR}/consumer/consumer_omp)
+  if(NOT out MATCHES "omp consumer: ok")
+    message(FATAL_ERROR "the OpenMP consumer did not run correctly:\n${out}")
+  endif()
+  message(STATUS "hytask::omp: ${out}")
+endif()
 
 # A consumer that names the same MPI itself is fine.
 if(SAME_MPI_HINTS)
@@ -162,7 +202,22 @@ foreach(program consumer:main.cpp consumer_mpi:mpi.cpp)
     ${CXX} -std=c++20 ${pc_cflags} ${CONSUMER_DIR}/${source} -o ${WORK_DIR}/pkgconfig/${name}
       ${pc_libs} ${rpath})
 endforeach()
+# The interception library: its own module, whose -l comes first...
+run("pkg-config --libs hytask-mpi-intercept" pkg-config --libs hytask-mpi-intercept)
+separate_arguments(pc_intercept_libs UNIX_COMMAND "${out}")
+if(NOT out MATCHES "-lhytask_mpi_intercept .*-lhytask ")
+  message(FATAL_ERROR "pkg-config --libs hytask-mpi-intercept does not put -lhytask_mpi_intercept before -lhytask: ${out}")
+endif()
+run("compiling and linking intercept.cpp with pkg-config's flags (hytask-mpi-intercept)"
+  ${CXX} -std=c++20 ${pc_cflags} ${CONSUMER_DIR}/intercept.cpp -o ${WORK_DIR}/pkgconfig/consumer_intercept
+    ${pc_intercept_libs} ${rpath})
+# ... or a plain -lhytask_mpi_intercept before hytask's flags, as a Makefile would write it.
+get_filename_component(pc_libdir "${pc_dir}" DIRECTORY)
+run("compiling and linking intercept.cpp with -lhytask_mpi_intercept"
+  ${CXX} -std=c++20 ${pc_cflags} ${CONSUMER_DIR}/intercept.cpp -o ${WORK_DIR}/pkgconfig/consumer_intercept_l
+    -L${pc_libdir} -lhytask_mpi_intercept ${pc_libs} ${rpath})
 run_consumer(${WORK_DIR}/pkgconfig ${MPIEXEC})
+run_intercept_consumer(${WORK_DIR}/pkgconfig/consumer_intercept_l ${MPIEXEC})
 
 # One that asks for another MPI is refused at configure time, with a reason.
 if(OTHER_MPI_COMPILER)

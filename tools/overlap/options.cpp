@@ -55,7 +55,8 @@ through hytask::mpi) under each HYTASK_PROGRESS policy. Ranks pair up across the
 of the world ordered by node (with two nodes, every pair spans them) and exchange messages
 both ways (seed 000, sect. 4.2), or one way (--order). Per size it reports
 the overlap ratio of seed 002 (Eq. 4.2), the latency T_lat and its overhead over plain MPI,
-the compute speed while communication is pending, when the program saw the data arrive, CPU
+the compute speed while communication is pending, when the program saw the exchange
+complete and when the data arrived in its buffers (seen by the compute, without MPI), CPU
 time per wall time, the cores each node spent on progress threads, resident memory, and the
 node agent's counters. Run it across nodes, e.g.
   scripts/cluster.sh run --mpi openmpi -n 2 -- build/tools/hytask-overlap --sizes 1M:16M
@@ -79,7 +80,9 @@ what to run:
   --messages N      messages per partner and direction (default 1)
   --layout L        contiguous, or vector:BLOCK:STRIDE (MPI_Type_vector, in doubles)
   --steps LIST      the compute per measurement as fractions of T_lat: 0.5,1.1 or a range
-                    FROM:TO:STEP (default 0.1:1.1:0.1, as seed 002)
+                    FROM:TO:STEP (default 0.1:1.1:0.1, seed 002's overlap). Steps from 1.5
+                    on also give seed 002's progression: when the data had arrived beside a
+                    compute longer than the exchange (e.g. --steps 1.5:3:0.1)
   --iters N         iterations per measurement (default 10)
   --min-time S      at least S seconds per measurement, for small messages (default 0.05)
   --tasks N         compute tasks per ASYNC iteration in hytask modes (default 32)

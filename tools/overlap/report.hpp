@@ -23,6 +23,8 @@ struct report {
   void fill_overheads();
 
   void print_table(std::FILE* out) const;
+  // Seed 002's progression table, when steps of T_syn >= 1.5 T_lat were measured.
+  void print_progression(std::FILE* out) const;
   void write_csv(const std::string& path) const;
   void write_json(const std::string& path) const;
   // Runs gnuplot; throws std::runtime_error when it is missing or fails.

@@ -17,6 +17,9 @@ struct step_result {
   double overlap_pct = 0;  // seed 002, Eq. 4.2, mean over ranks
   double speed_pct = 0;    // the units' cost measured before MPI started / T_syn
   double done_us = 0;      // when the program saw every request complete
+  // When the data was in the receive buffers, seen by the compute between sweeps without
+  // calling MPI, or done_us if the program saw it complete first (seed 002's progression)
+  double arrived_us = 0;
   bool within = false;     // T_et <= 1.1 T_lat on every rank (Eq. 4.1)
 };
 

@@ -8,8 +8,17 @@
 
 namespace overlap {
 
-// Runs `units` sweeps on this thread's grid.
-void compute(std::uint64_t units);
+// Something the compute looks at every few sweeps, without calling MPI (seed 002's
+// progression: when did the data arrive in the receive buffers?). check() is called about
+// every 8 units (a few microseconds) until it returns true once.
+struct watcher {
+  bool (*check)(void* arg) = nullptr;
+  void* arg = nullptr;
+};
+
+// Runs `units` sweeps on this thread's grid, calling w's check between them while it has
+// not returned true (no watcher: nothing but the sweeps). Returns whether it returned true.
+bool compute(std::uint64_t units, const watcher* w = nullptr);
 
 // Nanoseconds per unit on this core: the median of many ~10 ms runs (one run's speed varies
 // by 10-20 % on a shared machine; the median is what a long computation sees).

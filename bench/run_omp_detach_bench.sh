@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Issue 19's omp-detach targets (docs/benchmarks.md#omp-detach): jacobi3d's omp-detach
+# (OpenMP tasks with detach, completed by hytask::omp's progress) beside hybrid-nonblocking
+# over several --tests X, with Open MPI and MPICH, and beside MPICH's own progress thread
+# (MPICH_ASYNC_PROGRESS=1), on the cluster in a box (2 nodes, 1 core and 1 rank each), the
+# link set so that the halo exchange takes about as long as the compute (as
+# bench/run_jacobi3d_bench.sh). Repeated REPS times; medians in summary.txt.
+#
+#   bench/run_omp_detach_bench.sh [OUTDIR]        (as root)
+#
+# Environment: REPS (3), RATE (300mbit), MTU (9000; MPICH's jobs 1500), SIZE (256),
+# ITERS (60), BLOCK (16x128x0), TESTS (0,1,2,4,8,16,32), WAIT (passive: OMP_WAIT_POLICY for
+# every OpenMP variant, so that an idle OpenMP thread sleeps instead of spinning on the core
+# the progress thread and the compute share; set WAIT= to leave the runtimes' defaults).
+#
+# What runs, per repetition and MPI:
+#   <mpi>.peers       hybrid-nonblocking --tests $TESTS   (MPI_THREAD_FUNNELED; the best X)
+#   <mpi>.omp         omp-detach, GCC build (libgomp: the session's progress thread)
+#   <mpi>.omp-ompt    omp-detach, Clang build (libomp: OMPT callbacks, the thread standing
+#                     aside), --threads 2: libomp cannot run it with one thread (docs/omp.md),
+#                     so this one shares the node's core between 2 threads: an indication
+#                     of the OMPT path, not a figure for the targets
+#   mpich-async.peers hybrid-nonblocking --tests 0 with MPICH_ASYNC_PROGRESS=1
+# Every job uses the same --block, which also sets the compute's cache blocking, so that the
+# variants compute alike; 16x128x0 keeps omp-detach within libgomp's 64 tasks per thread
+# with a window of 2 iterations at SIZE 256 on 2 ranks (docs/jacobi3d.md).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${HYTASK_BUILD_DIR:-$root/build}
+out=${1:-$build/omp-detach-bench}
+reps=${REPS:-3} rate=${RATE:-300mbit} mtu=${MTU:-9000}
+tests=${TESTS:-0,1,2,4,8,16,32}
+mkdir -p "$out"
+rm -f "$out"/*.csv
+cluster="$root/scripts/cluster.sh"
+common=(--size "${SIZE:-256}" --iters "${ITERS:-60}" --stencil 6 --decomposition 1d
+        --block "${BLOCK:-16x128x0}")
+wait_policy=${WAIT-passive}
+[[ -n $wait_policy ]] && export OMP_WAIT_POLICY=$wait_policy
+
+# run TAG MPI PROGRAM -- JACOBI3D-OPTIONS...: one job, its CSV tagged.
+run() {
+  local tag=$1 mpi=$2 prog=$3
+  shift 4
+  [[ -x $prog ]] || { echo "== $tag: $prog is not built, skipped"; return; }
+  # MPICH (ch4:ucx over tcp) hangs in MPI_Finalize on these namespaces with jumbo frames
+  # (bench/run_jacobi3d_bench.sh): its jobs use standard frames.
+  local frames=$mtu
+  [[ $mpi == mpich ]] && frames=1500
+  echo "== $tag ($mpi mtu $frames): $*"
+  timeout 900 "$cluster" run --mpi "$mpi" --rate "$rate" --mtu "$frames" -- \
+    "$prog" "${common[@]}" --csv "$out/$tag.csv" "$@" | tee "$out/$tag.txt" ||
+    echo "== $tag: the job exited with status $?"
+}
+
+j=$build/apps/jacobi3d
+for rep in $(seq 1 "$reps"); do
+  for mpi in openmpi mpich; do
+    suffix=""
+    [[ $mpi == mpich ]] && suffix=-mpich
+    [[ $mpi == mpich && ! -x $j/jacobi3d-mpich ]] && continue
+    run "$mpi.peers.$rep" $mpi "$j/jacobi3d$suffix" -- --variant hybrid-nonblocking --tests "$tests"
+    run "$mpi.omp.$rep" $mpi "$j/jacobi3d$suffix" -- --variant omp-detach
+    run "$mpi.omp-ompt.$rep" $mpi "$j/jacobi3d-clang$suffix" -- --variant omp-detach --threads 2
+  done
+  if [[ -x $j/jacobi3d-mpich ]]; then
+    MPICH_ASYNC_PROGRESS=1 run "mpich-async.peers.$rep" mpich "$j/jacobi3d-mpich" -- \
+      --variant hybrid-nonblocking --tests 0
+  fi
+done
+
+# Summary: medians per (configuration, variant, tests), then the targets.
+for f in "$out"/*.csv; do
+  tag=$(basename "$f" .csv)
+  config=${tag%.*}
+  tail -n +2 "$f" | sed "s|^|$config,|"
+done >"$out/all.csv"
+awk -F, '
+  function median(list,   n, v, i, j, t) {
+    n = split(list, v, " ")
+    for (i = 2; i <= n; ++i) { t = v[i] + 0; for (j = i - 1; j >= 1 && v[j] + 0 > t; --j) v[j + 1] = v[j]; v[j + 1] = t }
+    return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+  }
+  {
+    key = $1 SUBSEP $2 SUBSEP $3
+    if (!(key in t)) { order[++n] = key }
+    t[key] = t[key] " " $14; c[key] = c[key] " " $15; m[key] = m[key] " " $16; thr[key] = $5
+    reps[key]++
+  }
+  END {
+    printf "%-22s %-20s %5s %7s %9s %9s %9s\n", "configuration", "variant", "tests", "threads", "ms/iter", "compute", "comm"
+    for (i = 1; i <= n; ++i) {
+      split(order[i], k, SUBSEP)
+      T[order[i]] = median(t[order[i]]); C[order[i]] = median(c[order[i]]); M[order[i]] = median(m[order[i]])
+      printf "%-22s %-20s %5s %7s %9.3f %9.3f %9.3f   (%d runs)\n", k[1], k[2], k[3], thr[order[i]], T[order[i]], C[order[i]], M[order[i]], reps[order[i]]
+    }
+    print ""
+    async = T["mpich-async.peers" SUBSEP "hybrid-nonblocking" SUBSEP "0"]
+    for (i = 1; i <= n; ++i) {
+      split(order[i], k, SUBSEP)
+      if (k[2] != "omp-detach" || k[1] !~ /\.omp$/) continue
+      mpi = k[1]; sub(/\.omp$/, "", mpi)
+      od = T[order[i]]; odc = C[order[i]]
+      best = 0; bx = ""; bc = 0
+      for (j = 1; j <= n; ++j) {
+        split(order[j], q, SUBSEP)
+        if (q[1] == mpi ".peers" && q[2] == "hybrid-nonblocking" && (best == 0 || T[order[j]] < best)) { best = T[order[j]]; bx = q[3]; bc = C[order[j]] }
+      }
+      if (best > 0)
+        printf "%s: omp-detach %.3f ms/iter; vs hybrid-nonblocking at its best tests=%s %.2fx (target >= 1.0, without choosing X)\n", mpi, od, bx, best / od
+      if (mpi == "mpich" && async > 0)
+        printf "mpich: omp-detach vs hybrid-nonblocking with MPICH_ASYNC_PROGRESS=1 %.2fx (target >= 1.3)\n", async / od
+      if (bc > 0 && odc > 0)
+        printf "%s: omp-detach computes alone at %.0f%% of hybrid-nonblocking'"'"'s speed alone (the session'"'"'s standing cost); its compute alone is %.0f%% of its time per iteration with the exchange (a lower bound on its compute speed beside the exchange; target >= 95%%)\n", mpi, 100 * bc / odc, 100 * odc / od
+    }
+  }' "$out/all.csv" | tee "$out/summary.txt"
+echo "results in $out"

@@ -1,0 +1,43 @@
+// MPI calls that hytask::mpi has no call for, run through hytask's progress engine so that
+// the task suspends while they are pending (comm's operation kinds `custom` and `polled`).
+//
+// - run_posted: a blocking call whose non-blocking variant exists (MPI_Bsend as MPI_Ibsend,
+//   MPI_Scan as MPI_Iscan, ...). `post` posts it; it is called where MPI may be called — on
+//   this thread in multiple mode, on hytask's MPI thread in funneled mode, by main in
+//   masteronly mode — and the request then completes like any of hytask's. These calls are
+//   not order-checked (comm's check knows only its own kinds).
+// - run_polled: a wait on the program's own requests. `test` tests them in place
+//   (PMPI_Testall, ...) where MPI may be called, once at once and then every round of the
+//   engine's poller, until it sets its flag or fails; the request array stays the program's.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <type_traits>
+
+namespace hytask::intercept::detail {
+
+struct posted_call {
+  const char* call;       // the program's call: "MPI_Bsend"
+  const char* posted_as;  // what hytask posts: "MPI_Ibsend"
+  int peer;               // destination, source or root; -1 for the other collectives
+  int tag;                // -1 for collectives
+  MPI_Comm comm;
+  std::size_t bytes;      // for the watchdog's report
+};
+
+// Returns MPI_SUCCESS or the error code (errors.hpp), or throws hytask::mpi::error.
+int run_posted(const posted_call& c, int (*post)(void*, MPI_Request*), void* arg);
+
+template <class F>
+int run_posted(const posted_call& c, F&& post) {
+  using L = std::remove_reference_t<F>;
+  auto trampoline = [](void* arg, MPI_Request* req) -> int { return (*static_cast<L*>(arg))(req); };
+  return run_posted(c, +trampoline, const_cast<void*>(static_cast<const void*>(&post)));
+}
+
+// Returns MPI's code for the wait: MPI_SUCCESS, or the error test returned.
+int run_polled(const char* call, int requests, int (*test)(void*, int*, MPI_Status*), void* arg);
+
+}  // namespace hytask::intercept::detail

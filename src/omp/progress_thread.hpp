@@ -1,0 +1,58 @@
+// The session's progress thread (HYTASK_PROGRESS=thread, a session's default): a thread that
+// sleeps between polls of the session's requests, on the adaptive period of comm's thread
+// policy (HYTASK_PROGRESS_MIN_US .. MAX_US, halved when a poll completes something, doubled
+// when it does not), and parks while nothing is pending.
+//
+// Beside OMPT callbacks it stands aside: at each look, if someone else polled since its last
+// one (OpenMP threads at scheduling points, main waiting in commtask::finalize), it does not
+// poll and sleeps twice as long, up to 16 times HYTASK_PROGRESS_MAX_US; when nobody did — every
+// OpenMP thread is in a long task, or idle without callbacks — it polls, and is back on its
+// own period. A wake costs the core's compute 20-50 us on these virtual machines (DESIGN.md,
+// the backstop), hence the long sleeps while it is not needed. An OpenMP thread that starts
+// a wait (barrier, taskwait) while requests are pending may go idle with no callback after
+// it: it wakes the thread from a long sleep, and the thread's next look polls, on its
+// shortest period again.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <thread>
+
+#include "comm/engine.hpp"
+#include "comm/polling_period.hpp"
+
+namespace hytask::omp::detail {
+
+class progress_thread {
+ public:
+  // `ompt`: OMPT callbacks poll too (stand aside while they do).
+  progress_thread(mpi::detail::engine& e, std::int64_t min_ns, std::int64_t max_ns, bool ompt);
+  ~progress_thread();  // stops and joins
+  progress_thread(const progress_thread&) = delete;
+  progress_thread& operator=(const progress_thread&) = delete;
+
+  // A request was handed over (registered with the engine): wakes the thread if it is parked.
+  void registered() noexcept;
+  // An OpenMP thread starts a wait while requests are pending (an OMPT callback).
+  void openmp_thread_waits() noexcept;
+
+  std::uint64_t polls() const noexcept { return polls_.load(std::memory_order_relaxed); }
+  std::uint64_t aside() const noexcept { return aside_.load(std::memory_order_relaxed); }
+
+ private:
+  void run();
+  void wake() noexcept;
+
+  mpi::detail::engine& engine_;
+  mpi::detail::polling_period period_;
+  const bool ompt_;
+  std::atomic<std::uint32_t> word_{0};   // the thread sleeps on it; wakes and stop bump it
+  std::atomic<bool> parked_{false};      // sleeping with nothing pending
+  std::atomic<bool> dozing_{false};      // in a long sleep, standing aside
+  std::atomic<bool> waiter_{false};      // an OpenMP thread started a wait since the last look
+  std::atomic<bool> stop_{false};
+  std::atomic<std::uint64_t> polls_{0}, aside_{0};
+  std::thread thread_;
+};
+
+}  // namespace hytask::omp::detail

@@ -1,0 +1,446 @@
+// hytask::omp with a stock OpenMP runtime: built by GCC (libgomp) and by Clang (libomp), run
+// on 2 ranks with Open MPI and MPICH (tests/omp/CMakeLists.txt).
+//   omp_checks late       detached tasks' successors run only after their requests complete:
+//                         the peer sends late on purpose, the successors check the data
+//   omp_checks ompt       with HYTASK_PROGRESS=none (no progress thread), OMPT callbacks at
+//                         scheduling points complete a request while tasks compute (libomp)
+//   omp_checks thread     every OpenMP thread idle in a taskwait: the progress thread
+//                         completes the late request (libgomp: the only poller)
+//   omp_checks one_thread the same in a team of one thread (libomp: refused with a message)
+//   omp_checks loops      detached exchanges beside worksharing loops, round after round
+//   omp_checks commtask   fork-join: requests handed over before a parallel region complete
+//                         while its threads compute; finalize_each runs post-work in
+//                         completion order
+//   omp_checks <misuse>   funneled, no_session, in_parallel, two_sessions, refused (the
+//                         environment makes the session refuse): "caught: <message>"
+//   omp_checks truncate   a request that fails ends the job with a message naming it
+//   omp_checks state      prints whether OMPT is active, and why
+// Each prints "omp_checks <scenario>: ok" when its checks pass; a guard turns a hang into a
+// failure that names the scenario.
+#include <mpi.h>
+#include <omp.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hang_guard.hpp"
+#include "hytask/mpi.hpp"
+#include "hytask/omp.hpp"
+
+namespace {
+
+int g_rank = 0, g_peer = 0;
+const char* g_scenario = "";
+
+void sleep_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
+
+double value(int from, int round, int i) { return from * 1e6 + round * 1e3 + i; }
+
+[[noreturn]] void fail(const std::string& why) {
+  std::fprintf(stderr, "omp_checks %s: rank %d: FAILED: %s\n", g_scenario, g_rank, why.c_str());
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 2);
+  std::abort();
+}
+
+void print_stats(const hytask::omp::session& hs) {
+  const auto s = hs.stats();
+  std::printf("omp_checks %s: rank %d: ompt %d (%s), progress %s, ompt polls %llu, thread polls "
+              "%llu, thread stood aside %llu, fulfilled %llu\n",
+              g_scenario, g_rank, s.ompt ? 1 : 0, s.ompt_state, s.progress,
+              static_cast<unsigned long long>(s.ompt_polls),
+              static_cast<unsigned long long>(s.thread_polls),
+              static_cast<unsigned long long>(s.thread_aside),
+              static_cast<unsigned long long>(s.fulfilled));
+}
+
+// Successors of detached tasks see the data of late messages, through each form of
+// fulfill_when. Rank 0 sends late (its send tasks sleep first), rank 1 at once.
+bool late() {
+  hytask::omp::session hs;
+  constexpr int rounds = 30, n = 512;
+  std::vector<std::vector<double>> in(rounds, std::vector<double>(n, -1.0)),
+      both(rounds, std::vector<double>(n, -1.0)), mine(rounds, std::vector<double>(n, -1.0));
+  std::vector<std::vector<double>> out(rounds, std::vector<double>(n));
+  for (int k = 0; k < rounds; ++k)
+    for (int i = 0; i < n; ++i) out[static_cast<std::size_t>(k)][static_cast<std::size_t>(i)] = value(g_rank, k, i);
+  std::atomic<int> seen{0}, wrong{0};
+  auto check = [&](const std::vector<double>& v, int k) {
+    for (int i = 0; i < n; ++i)
+      if (v[static_cast<std::size_t>(i)] != value(g_peer, k, i)) {
+        ++wrong;
+        return;
+      }
+    ++seen;
+  };
+#pragma omp parallel num_threads(2)
+#pragma omp single
+  for (int k = 0; k < rounds; ++k) {
+    double* a = in[static_cast<std::size_t>(k)].data();
+    double* b = both[static_cast<std::size_t>(k)].data();
+    double* c = mine[static_cast<std::size_t>(k)].data();
+    const double* o = out[static_cast<std::size_t>(k)].data();
+    const bool slow = g_rank == 0 && k % 3 == 0;
+    // One request, handed over as an MPI_Request.
+    {
+      omp_event_handle_t ev;
+#pragma omp task detach(ev) depend(out: a[0]) firstprivate(a, k)
+      {
+        MPI_Request r;
+        MPI_Irecv(a, n, MPI_DOUBLE, g_peer, 3 * k, MPI_COMM_WORLD, &r);
+        hytask::omp::fulfill_when(ev, r);
+      }
+    }
+#pragma omp task depend(in: a[0]) firstprivate(k) shared(in, check)
+    check(in[static_cast<std::size_t>(k)], k);
+    // A receive and a late send, both in one detached task.
+    {
+      omp_event_handle_t ev;
+#pragma omp task detach(ev) depend(out: b[0]) firstprivate(b, o, k, slow)
+      {
+        if (slow) sleep_ms(20);
+        MPI_Request r[2];
+        MPI_Irecv(b, n, MPI_DOUBLE, g_peer, 3 * k + 1, MPI_COMM_WORLD, &r[0]);
+        MPI_Isend(o, n, MPI_DOUBLE, g_peer, 3 * k + 1, MPI_COMM_WORLD, &r[1]);
+        hytask::omp::fulfill_when(ev, {r[0], r[1]});
+      }
+    }
+#pragma omp task depend(in: b[0]) firstprivate(k) shared(both, check)
+    check(both[static_cast<std::size_t>(k)], k);
+    // A hytask request (posted through hytask).
+    {
+      omp_event_handle_t ev;
+#pragma omp task detach(ev) depend(out: c[0]) firstprivate(c, k)
+      hytask::omp::fulfill_when(ev, hytask::mpi::irecv(c, n, MPI_DOUBLE, g_peer, 3 * k + 2, MPI_COMM_WORLD));
+    }
+#pragma omp task depend(in: c[0]) firstprivate(k) shared(mine, check)
+    check(mine[static_cast<std::size_t>(k)], k);
+    // The sends the peer's receives above wait for, late on rank 0.
+#pragma omp task firstprivate(o, k, slow)
+    {
+      if (slow) sleep_ms(20);
+      MPI_Send(o, n, MPI_DOUBLE, g_peer, 3 * k, MPI_COMM_WORLD);
+      MPI_Send(o, n, MPI_DOUBLE, g_peer, 3 * k + 2, MPI_COMM_WORLD);
+    }
+    // libgomp's barrier misses a last task completed by hytask's thread (docs/omp.md).
+    if (k == rounds - 1) {
+#pragma omp taskwait
+    }
+  }
+  print_stats(hs);
+  if (wrong.load() != 0) fail(std::to_string(wrong.load()) + " successors saw a buffer before its message");
+  if (seen.load() != 3 * rounds) fail(std::to_string(seen.load()) + " successors ran, expected " + std::to_string(3 * rounds));
+  if (hs.stats().fulfilled != 3 * rounds) fail("fulfilled " + std::to_string(hs.stats().fulfilled));
+  return true;
+}
+
+// OMPT alone (HYTASK_PROGRESS=none): compute tasks run while the message arrives; the
+// successor must run before they are all done, so a callback at a task switch polled.
+bool ompt() {
+  hytask::omp::session hs;
+  if (!hs.stats().ompt) fail(std::string("OMPT is not active: ") + hs.stats().ompt_state);
+  constexpr int tasks = 400;
+  std::atomic<int> done{0};
+  std::atomic<bool> posted{false};
+  MPI_Barrier(MPI_COMM_WORLD);
+  int at_successor = -1;
+  double in = -1, out = value(g_rank, 0, 0);
+  // Sent 30 ms into the compute by a thread outside OpenMP (a send task could wait behind
+  // the compute tasks in the team's queues).
+  std::thread sender([&] {
+    sleep_ms(30);
+    MPI_Send(&out, 1, MPI_DOUBLE, g_peer, 7, MPI_COMM_WORLD);
+  });
+#pragma omp parallel num_threads(2)
+#pragma omp single
+  {
+    omp_event_handle_t ev;
+#pragma omp task detach(ev) depend(out: in) shared(in, posted)
+    {
+      MPI_Request r;
+      MPI_Irecv(&in, 1, MPI_DOUBLE, g_peer, 7, MPI_COMM_WORLD, &r);
+      hytask::omp::fulfill_when(ev, r);
+      posted.store(true);
+    }
+#pragma omp task depend(in: in) shared(in, at_successor, done)
+    {
+      if (in != value(g_peer, 0, 0)) fail("the successor ran before the message");
+      at_successor = done.load();
+    }
+    // The receive is posted before the compute starts (libomp's threads take their own
+    // newest tasks first: under load the receive could otherwise run last).
+    while (!posted.load()) {
+#pragma omp taskyield
+    }
+    for (int t = 0; t < tasks; ++t) {
+#pragma omp task shared(done)
+      {
+        sleep_ms(1);  // compute
+        ++done;
+      }
+    }
+  }
+  sender.join();
+  print_stats(hs);
+  const auto s = hs.stats();
+  std::printf("omp_checks ompt: rank %d: the successor ran after %d of %d compute tasks\n", g_rank,
+              at_successor, tasks);
+  if (at_successor < 0 || at_successor >= tasks)
+    fail("the request completed only when the compute ended (" + std::to_string(at_successor) + ")");
+  if (s.ompt_polls == 0 || s.thread_polls != 0)
+    fail("expected polls from OMPT callbacks only");
+  return true;
+}
+
+// Every OpenMP thread waits idle (no callback): the progress thread completes the request.
+// `threads` 1: libgomp has a team of one thread; libomp runs it serialised, and fulfill_when
+// must refuse (libomp would abort at the region's end).
+bool thread(int threads) {
+  hytask::omp::session hs;
+  double in = -1, out = value(g_rank, 1, 0);
+  bool ok = false;
+#pragma omp parallel num_threads(threads)
+#pragma omp single
+  {
+    omp_event_handle_t ev;
+#pragma omp task detach(ev) depend(out: in) shared(in)
+    {
+      MPI_Request r;
+      MPI_Irecv(&in, 1, MPI_DOUBLE, g_peer, 8, MPI_COMM_WORLD, &r);
+      hytask::omp::fulfill_when(ev, r);
+    }
+#pragma omp task depend(in: in) shared(in, ok)
+    ok = in == value(g_peer, 1, 0);
+    // Sent by a thread outside OpenMP once the receiving team has waited for 100 ms (the
+    // ranks may reach this point far apart): each rank tells the peer when its own team has
+    // waited that long, and the peer's data follows that token.
+    std::thread sender([&] {
+      sleep_ms(100);
+      char go = 0;
+      MPI_Send(&go, 1, MPI_CHAR, g_peer, 18, MPI_COMM_WORLD);
+      MPI_Recv(&go, 1, MPI_CHAR, g_peer, 18, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Send(&out, 1, MPI_DOUBLE, g_peer, 8, MPI_COMM_WORLD);
+    });
+#pragma omp taskwait
+    sender.join();
+  }
+  print_stats(hs);
+  const auto s = hs.stats();
+  if (!ok) fail("the successor saw the buffer before the message");
+  if (s.thread_polls == 0) fail("the progress thread did not poll");
+  if (!s.ompt && s.ompt_polls != 0) fail("OMPT polls without OMPT");
+  return true;
+}
+
+// Detached exchanges beside worksharing loops, round after round: completions also happen in
+// the callbacks at a loop's start and end and at its barrier (under libomp); the successors
+// see the data.
+bool loops() {
+  hytask::omp::session hs;
+  constexpr int rounds = 20, n = 64;
+  std::vector<double> in(rounds * n, -1.0), out(rounds * n);
+  for (int k = 0; k < rounds; ++k)
+    for (int i = 0; i < n; ++i) out[static_cast<std::size_t>(k * n + i)] = value(g_rank, k, i);
+  std::atomic<int> seen{0}, wrong{0};
+  double sink = 0;
+#pragma omp parallel num_threads(2) reduction(+ : sink)
+  for (int k = 0; k < rounds; ++k) {
+    double* a = &in[static_cast<std::size_t>(k * n)];
+    const double* o = &out[static_cast<std::size_t>(k * n)];
+#pragma omp single nowait
+    {
+      omp_event_handle_t ev;
+#pragma omp task detach(ev) depend(out: a[0]) firstprivate(a, o, k)
+      {
+        MPI_Request r[2];
+        MPI_Irecv(a, n, MPI_DOUBLE, g_peer, 20 + k, MPI_COMM_WORLD, &r[0]);
+        MPI_Isend(o, n, MPI_DOUBLE, g_peer, 20 + k, MPI_COMM_WORLD, &r[1]);
+        hytask::omp::fulfill_when(ev, {r[0], r[1]});
+      }
+#pragma omp task depend(in: a[0]) firstprivate(a, k) shared(seen, wrong)
+      {
+        bool ok = true;
+        for (int i = 0; i < n; ++i) ok = ok && a[i] == value(g_peer, k, i);
+        ++(ok ? seen : wrong);
+      }
+    }
+#pragma omp for schedule(dynamic, 1)
+    for (int c = 0; c < 16; ++c) {
+      const auto end = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
+      while (std::chrono::steady_clock::now() < end) sink += 1e-9;
+    }
+  }  // the region's barrier waits for the tasks
+  print_stats(hs);
+  if (wrong.load() != 0 || seen.load() != rounds)
+    fail(std::to_string(seen.load()) + " successors saw the data, " + std::to_string(wrong.load()) + " did not");
+  return true;
+}
+
+// Fork-join: a large exchange (rendezvous: it moves only when polled) handed over before a
+// parallel loop completes during it; then two commtasks finalised in completion order.
+bool commtask() {
+  hytask::omp::session hs;
+  constexpr int n = 1 << 19;  // 4 MiB
+  std::vector<double> in(n, -1.0), out(n);
+  for (int i = 0; i < n; ++i) out[static_cast<std::size_t>(i)] = value(g_rank, 2, i);
+  hytask::omp::commtask ct;
+  MPI_Request r[2];
+  MPI_Irecv(in.data(), n, MPI_DOUBLE, g_peer, 9, MPI_COMM_WORLD, &r[0]);
+  MPI_Isend(out.data(), n, MPI_DOUBLE, g_peer, 9, MPI_COMM_WORLD, &r[1]);
+  ct.add({r[0], r[1]});
+  // Communication-independent work, with no MPI call: each thread computes in 1 ms slices
+  // until hytask's progress has completed the exchange (ct.done() polls nothing), 20 s at most.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  double sink = 0;
+  int slices = 0;
+#pragma omp parallel num_threads(2) reduction(+ : sink, slices)
+  while (!ct.done() && std::chrono::steady_clock::now() < deadline) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(1);
+    while (std::chrono::steady_clock::now() < end) sink += 1e-9;
+    ++slices;
+  }
+  const bool early = ct.done();
+  std::printf("omp_checks commtask: rank %d: the exchange completed during %d ms of compute\n", g_rank,
+              slices / 2);
+  print_stats(hs);
+  bool checked = false;
+  ct.finalize([&] {
+    for (int i = 0; i < n; ++i)
+      if (in[static_cast<std::size_t>(i)] != value(g_peer, 2, i)) fail("wrong data after finalize");
+    checked = true;
+  });
+  if (!early) fail("the exchange had not completed after 20 s of compute: nothing progressed it");
+  if (!checked || ct.size() != 0) fail("finalize did not run the post-work or keep the requests");
+
+  // Two IDs: a small message sent at once and a large one sent 200 ms later by rank 0.
+  MPI_Barrier(MPI_COMM_WORLD);
+  hytask::omp::commtask small, large;
+  double s_in = -1, s_out = value(g_rank, 3, 0);
+  std::fill(in.begin(), in.end(), -1.0);
+  MPI_Request q[4];
+  MPI_Irecv(in.data(), n, MPI_DOUBLE, g_peer, 10, MPI_COMM_WORLD, &q[0]);
+  MPI_Irecv(&s_in, 1, MPI_DOUBLE, g_peer, 11, MPI_COMM_WORLD, &q[1]);
+  MPI_Isend(&s_out, 1, MPI_DOUBLE, g_peer, 11, MPI_COMM_WORLD, &q[2]);
+  large.add(q[0]);
+  small.add({q[1], q[2]});
+  if (g_rank == 0) sleep_ms(200);
+  MPI_Isend(out.data(), n, MPI_DOUBLE, g_peer, 10, MPI_COMM_WORLD, &q[3]);
+  large.add(q[3]);
+  std::vector<std::size_t> order;
+  hytask::omp::finalize_each({&large, &small}, [&](std::size_t i) { order.push_back(i); });
+  if (s_in != value(g_peer, 3, 0) || in[1] != value(g_peer, 2, 1)) fail("wrong data after finalize_each");
+  if (order.size() != 2 || order[0] == order[1]) fail("finalize_each ran the post-work wrongly");
+  if (g_rank == 1 && order[0] != 1) fail("finalize_each did not run the small message's post-work first");
+  print_stats(hs);
+  return true;
+}
+
+// The program initialised MPI with MPI_THREAD_FUNNELED: the session refuses, naming the level.
+bool misuse(const std::string& what) {
+  try {
+    if (what == "no_session") {
+      try {
+        hytask::omp::fulfill_when(omp_event_handle_t{}, MPI_REQUEST_NULL);
+        fail("fulfill_when without a session did not throw");
+      } catch (const hytask::usage_error& e) {
+        std::printf("caught: %s\n", e.what());
+      }
+      hytask::omp::commtask ct;
+      fail("a commtask without a session did not throw");
+    }
+    if (what == "in_parallel") {
+      std::string msg;
+#pragma omp parallel num_threads(2)
+#pragma omp single
+      try {
+        hytask::omp::session hs;
+      } catch (const hytask::usage_error& e) {
+        msg = e.what();
+      }
+      if (msg.empty()) fail("a session inside a parallel region did not throw");
+      throw hytask::usage_error(msg);
+    }
+    if (what == "two_sessions") {
+      hytask::omp::session one;
+      hytask::omp::session two;
+      fail("a second session did not throw");
+    }
+    hytask::omp::session hs;  // funneled, refused
+    print_stats(hs);
+    std::printf("omp_checks %s: the session started\n", what.c_str());
+    return true;
+  } catch (const hytask::usage_error& e) {
+    std::printf("caught: %s\n", e.what());
+  }
+  return true;
+}
+
+// A receive whose message is larger than its buffer: MPI_ERR_TRUNCATE at completion, on the
+// polling thread, ends the job with the request named.
+bool truncate() {
+  hytask::omp::session hs;
+  double in[1], out[4] = {1, 2, 3, 4};
+#pragma omp parallel num_threads(2)
+#pragma omp single
+  {
+    omp_event_handle_t ev;
+#pragma omp task detach(ev) depend(out: in) shared(in)
+    {
+      MPI_Request r;
+      MPI_Irecv(in, 1, MPI_DOUBLE, g_peer, 12, MPI_COMM_WORLD, &r);
+      hytask::omp::fulfill_when(ev, hytask::mpi::adopt(r, "MPI_Irecv", g_peer, 12, MPI_COMM_WORLD));
+    }
+#pragma omp task depend(in: in)
+    fail("the successor of a failed receive ran");
+    sleep_ms(20);
+    MPI_Send(out, 4, MPI_DOUBLE, g_peer, 12, MPI_COMM_WORLD);
+  }
+  fail("the job went on after a failed request");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  g_scenario = argc > 1 ? argv[1] : "";
+  const std::string s = g_scenario;
+  const int level = s == "funneled" ? MPI_THREAD_FUNNELED : MPI_THREAD_MULTIPLE;
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, level, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+  int size = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  g_peer = size == 2 ? 1 - g_rank : g_rank;
+  hang_guard guard(60, [] {
+    std::fprintf(stderr, "omp_checks %s: rank %d: hung for 60 s\n", g_scenario, g_rank);
+    std::_Exit(3);
+  });
+  bool ok = false;
+  if (s == "late") ok = late();
+  else if (s == "ompt") ok = ompt();
+  else if (s == "thread") ok = thread(2);
+  else if (s == "one_thread") ok = thread(1);
+  else if (s == "commtask") ok = commtask();
+  else if (s == "loops") ok = loops();
+  else if (s == "truncate") ok = truncate();
+  else if (s == "state") {
+    hytask::omp::session hs;
+    print_stats(hs);
+    ok = true;
+  } else if (s == "funneled" || s == "no_session" || s == "in_parallel" || s == "two_sessions" ||
+             s == "refused")
+    ok = misuse(s);
+  else {
+    std::fprintf(stderr, "omp_checks: unknown scenario '%s'\n", g_scenario);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (ok && g_rank == 0) std::printf("omp_checks %s: ok\n", g_scenario);
+  MPI_Finalize();
+  return ok ? 0 : 1;
+}
