@@ -160,7 +160,6 @@ void comm_system::start() {
     });
   started_.store(true, std::memory_order_release);
   wake_thread();
-  jobs_.start();
 }
 
 void comm_system::wake_thread() noexcept {
@@ -249,6 +248,7 @@ void comm_system::post_here(operation* op) {
 }
 
 void comm_system::submit(operation* op, bool internal) {
+  jobs_.before_submit();  // comm/job_cancel.hpp
   op->internal = internal;
   core::worker* w = internal ? nullptr : core::current_worker();
   if (!internal) jobs_.note_comm(op->comm);

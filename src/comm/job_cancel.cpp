@@ -279,6 +279,7 @@ void job_cancel::collective() {
 }
 
 void job_cancel::at_shutdown() {
+  started_.store(true);  // no first notice receive now, only to retire it
   if (std::uncaught_exceptions() != 0) {  // unwinding: the other ranks may not come
     retire_notice();
     return;

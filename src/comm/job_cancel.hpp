@@ -2,7 +2,9 @@
 //
 // cancel_broadcast (any rank, any thread): cancels the job on this rank (core::cancel_job:
 // every task, until the job is settled) and sends a notice to every other rank, on a
-// communicator of its own. Each rank keeps one receive of notices posted, *passive*: the
+// communicator of its own. Each rank keeps one receive of notices posted (from its first
+// operation through hytask on: a rank that never communicates receives its notices when the
+// job is settled), *passive*: the
 // engine tests it with the others but does not count it as pending, and tests it alone once
 // every 256 polls (busy workers poll every HYTASK_POLL_EVERY task switches), so nobody stays
 // awake for it and nothing is paid while nobody cancels. A notice cancels the job there too
@@ -44,8 +46,12 @@ class job_cancel {
 
   // On the thread that initialised MPI: its communicator (a duplicate of the runtime's).
   void initialise(MPI_Comm world);
-  // Once the progress machinery runs: the first notice receive.
-  void start();
+  // Before an operation is submitted: the notice receive is posted with the first operation
+  // of the job, not when the runtime starts — in funneled mode the program's main may call
+  // MPI directly right after, and hytask's MPI thread must not be inside MPI then.
+  void before_submit() {
+    if (!started_.load(std::memory_order_relaxed) && !started_.exchange(true)) start();
+  }
   // On the thread that finalises MPI.
   void finalise();
 
@@ -66,6 +72,7 @@ class job_cancel {
   }
 
  private:
+  void start();
   void post_notice();
   void notice_arrived(operation* op);
   void settle(bool shutdown);
@@ -85,6 +92,7 @@ class job_cancel {
   int notice_buf_ = 0;
   std::atomic<int> notices_{0};       // notices received since the job was last settled
   std::atomic<bool> sent_{false};     // this rank broadcast since then
+  std::atomic<bool> started_{false};  // the first notice receive was posted
 };
 
 }  // namespace hytask::mpi::detail
