@@ -152,6 +152,26 @@ const std::vector<knob>& knobs() {
        },
        [](const settings& s) { return show_size(s.stack_size); }},
 
+      {"HYTASK_RENAME_MAX_BYTES", "rename_max_bytes",
+       "a size from 0 to 1024G (bytes, or with a K, M or G suffix; 0 = no renaming)",
+       "memory that the versions of hytask::versioned objects may hold (in use or pooled); a "
+       "writer that would need more waits for the readers and writes in place",
+       [](settings& s) { s.rename_max_bytes = 256 * kib * kib; },
+       [](const std::string& t, settings& s) {
+         auto v = parse_size(t);
+         if (!v || *v > kib * kib * kib * kib) return false;
+         s.rename_max_bytes = *v;
+         return true;
+       },
+       [](const config& c, settings& s, std::string& shown) {
+         if (!c.rename_max_bytes) return 0;
+         shown = std::to_string(*c.rename_max_bytes);
+         if (*c.rename_max_bytes > kib * kib * kib * kib) return -1;
+         s.rename_max_bytes = *c.rename_max_bytes;
+         return 1;
+       },
+       [](const settings& s) { return show_size(s.rename_max_bytes); }},
+
       {"HYTASK_SPIN_US", "spin_us", "an integer from 0 to 1000000 (microseconds)",
        "how long an idle worker spins looking for work before it sleeps",
        [](settings& s) { s.spin_us = 50; },

@@ -97,10 +97,17 @@ void runtime::shutdown() {
   impl_->stopped = true;
   std::exception_ptr error;
   try {
+    // A job cancelled across ranks and not settled: drain what its cancelled tasks left, on
+    // every rank, before anything waits for them (one small allreduce otherwise).
+    if (impl_->comm) impl_->comm->jobs().at_shutdown();
+  } catch (...) {
+    error = std::current_exception();
+  }
+  try {
     // Global dependencies: a last collective wait_all, then their messages' communicator goes.
     global::detail::global_system::shutdown();
   } catch (...) {
-    error = std::current_exception();
+    if (!error) error = std::current_exception();
   }
   try {
     impl_->sched->shutdown();

@@ -53,6 +53,7 @@ struct config {
   std::optional<unsigned> watchdog_s{};         // HYTASK_WATCHDOG_S: 0 = off
   std::optional<hytask::order_check> order_check{};  // HYTASK_ORDER_CHECK: warn | error | off
   std::optional<unsigned> phase_window{};       // HYTASK_PHASE_WINDOW: active global phases
+  std::optional<std::size_t> rename_max_bytes{};  // HYTASK_RENAME_MAX_BYTES: memory of versions
 };
 
 // Every knob resolved: explicit config field, else HYTASK_* variable, else the default.
@@ -80,6 +81,7 @@ struct settings {
   unsigned watchdog_s = 0;
   hytask::order_check order_check = hytask::order_check::warn;
   unsigned phase_window = 0;
+  std::size_t rename_max_bytes = 0;
 
   // Throws config_error on the first invalid value.
   static settings resolve(const config& explicit_values = {});

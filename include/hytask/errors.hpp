@@ -18,4 +18,13 @@ class usage_error : public std::logic_error {
   using std::logic_error::logic_error;
 };
 
+// Thrown inside a cancelled task (hytask/core/task_group.hpp) by a hytask call that would wait
+// for something a cancellation may never bring — an MPI operation (which is then cancelled
+// or drained) — or that would start one. Let it leave the task: the runtime counts the task
+// as cancelled, not failed, and wait_all does not rethrow it.
+class task_cancelled : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 }  // namespace hytask

@@ -14,6 +14,7 @@
 // hytask::after(req) or hold a task's completion with hytask::mpi::bind(req).
 #pragma once
 
+#include "hytask/comm/cancel.hpp"
 #include "hytask/comm/collectives.hpp"
 #include "hytask/comm/datatype.hpp"
 #include "hytask/comm/error.hpp"

@@ -5,6 +5,7 @@
 #include <climits>
 #include <string>
 
+#include "comm/cancel.hpp"
 #include "comm/channels.hpp"
 #include "comm/comm.hpp"
 #include "comm/error_handler.hpp"
@@ -57,6 +58,14 @@ namespace {
 
 void throw_if_failed(operation* op) {
   if (op->error != MPI_SUCCESS) throw make_error(op);
+  if (op->cancelled) detail::throw_cancelled(op);
+}
+
+// What a task that depends on op (after) or holds it (bind) fails with, if anything.
+std::exception_ptr failure_of(const operation* op) {
+  if (op->error != MPI_SUCCESS) return std::make_exception_ptr(make_error(op));
+  if (op->cancelled) return detail::cancelled_error(op);
+  return nullptr;
 }
 
 // A count MPI cannot take: above INT_MAX without a large-count call for it.
@@ -193,10 +202,10 @@ void bind_one(hytask::detail::task* t, operation* op) {
   auto* n = new hold_node;
   n->t = t;
   n->op = op;
+  detail::watch_cancellation(op, t);  // the task is held until op completes: alive meanwhile
   n->fire = [](hytask::detail::event_waiter* e) {
     auto* self = static_cast<hold_node*>(e);
-    std::exception_ptr err;
-    if (self->op->error != MPI_SUCCESS) err = std::make_exception_ptr(make_error(self->op));
+    std::exception_ptr err = failure_of(self->op);
     hytask::detail::task* task = self->t;
     detail::release(self->op);
     delete self;
@@ -247,9 +256,10 @@ void attach_after(hytask::detail::spawn_context& ctx, operation* const* ops, std
     operation* op = ops[i];
     if (op == nullptr) continue;
     if (op->state.load(std::memory_order_acquire) == op_complete) {
-      if (op->error == MPI_SUCCESS) continue;
+      std::exception_ptr err = failure_of(op);
+      if (!err) continue;
       ctx.add_external();  // fails the task now, but only after the spawn has settled
-      hytask::detail::release_external(ctx.target(), std::make_exception_ptr(make_error(op)));
+      hytask::detail::release_external(ctx.target(), std::move(err));
       continue;
     }
     ctx.add_external();
@@ -260,8 +270,7 @@ void attach_after(hytask::detail::spawn_context& ctx, operation* const* ops, std
     node->high = c.comm_priority();
     node->fire = [](hytask::detail::event_waiter* e) {
       auto* self = static_cast<after_node*>(e);
-      std::exception_ptr err;
-      if (self->op->error != MPI_SUCCESS) err = std::make_exception_ptr(make_error(self->op));
+      std::exception_ptr err = failure_of(self->op);
       hytask::detail::task* t = self->t;
       bool high = self->high;
       release(self->op);

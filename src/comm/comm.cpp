@@ -8,8 +8,10 @@
 #include <cstring>
 #include <functional>
 
+#include "comm/cancel.hpp"
 #include "comm/channels.hpp"
 #include "comm/error_handler.hpp"
+#include "core/cancel.hpp"
 #include "core/clock.hpp"
 #include "core/futex.hpp"
 #include "core/scheduler.hpp"
@@ -93,6 +95,7 @@ comm_system::comm_system(const comm_settings& s, int* argc, char*** argv) : sett
     initialise(argc, argv);
   }
   install_channel_state_release();
+  install_cancel_hook();
   instance_ = this;
 }
 
@@ -122,6 +125,7 @@ void comm_system::initialise(int* argc, char*** argv) {
   MPI_Comm_size(world_, &size_);
   try {
     policy_->mpi_ready(world_);
+    jobs_.initialise(world_);
   } catch (const std::exception& e) {
     fail(e.what());
   }
@@ -195,6 +199,16 @@ void comm_system::post_here(operation* op) {
   // cluster in a box, issue 16). So sends are always tested, other operations only while
   // the test has paid off recently (see post_test_advice).
   calling_mpi guard;
+  if (cancellable(op->what) && !op->internal) {
+    // Its task was cancelled before the operation could be posted (queued for this thread:
+    // the waiter is alive, only this thread completes operations), or the job was.
+    hytask::detail::task* t = op->waiter.load(std::memory_order_seq_cst);
+    if (op->cancel_requested.load(std::memory_order_acquire) || core::job_cancelled() ||
+        (t != nullptr && task_is_cancelled(t))) {
+      complete_cancelled(op);
+      return;
+    }
+  }
   if (op->comm != world_) forward_errors(op->comm);
   int flag = 0;
   MPI_Status st{};
@@ -223,6 +237,8 @@ void comm_system::post_here(operation* op) {
   }
   op->state.store(op_posted, std::memory_order_release);
   engine_.add(op);
+  // Asked to cancel while it was being posted (a scan found it neither queued nor pending).
+  if (op->cancel_requested.load(std::memory_order_seq_cst)) engine_.request_cancel(op);
   // Someone must poll it: idle workers do (or ask the MPI thread to, funneled), and a worker
   // may have gone to sleep while the operation was neither queued nor registered yet, so
   // sleepers are woken even when the poster is not a worker. Then the progress policy.
@@ -232,8 +248,15 @@ void comm_system::post_here(operation* op) {
 }
 
 void comm_system::submit(operation* op, bool internal) {
+  jobs_.before_submit();  // comm/job_cancel.hpp
+  op->internal = internal;
   core::worker* w = internal ? nullptr : core::current_worker();
+  if (!internal) jobs_.note_comm(op->comm);
+  // While the job is cancelled main posts nothing either (comm/job_cancel.hpp).
+  if (w != nullptr && w->current_task == nullptr && core::job_cancelled()) throw_cancelled(op);
   if (w != nullptr && w->current_task != nullptr) {
+    // A cancelled task starts nothing that may never complete (comm/cancel.hpp).
+    if (task_is_cancelled(w->current_task)) throw_cancelled(op);
     op->task_name = w->current_task->name;
     op->task_id = core::task_id(w, w->current_task);
     check_post_order(op, settings_.order_check, rank_);
@@ -286,6 +309,8 @@ void comm_system::wait(operation* op) {
     } n;
     n.op = op;
     n.high = settings_.comm_priority;
+    // A cancellation interrupts it (comm/cancel.hpp): a receive is cancelled, a send drained.
+    watch_cancellation(op, w->current_task);
     core::scheduler::instance()->suspend(
         [](hytask::detail::task* t, void* arg) {
           auto* self = static_cast<node*>(arg);
@@ -408,10 +433,12 @@ comm_system::~comm_system() {
     thread_.join();  // the MPI thread finalises on its way out
   }
   if (!access_->has_mpi_thread()) finalise();
+  uninstall_cancel_hook();
   instance_ = nullptr;
 }
 
 void comm_system::finalise() {
+  jobs_.finalise();
   if (world_ != MPI_COMM_NULL) {
     MPI_Comm_free(&world_);
     restore_predefined_errors();
@@ -445,9 +472,14 @@ void comm_system::watchdog_main() {
       std::string report;
       std::size_t n = 0;
       engine_.for_each_pending([&](operation* op) {
+        if (op->passive) return;  // the notice receive of job cancellation: never a hang
         ++n;
         report += "  " + describe(op) + "\n";
       });
+      if (core::job_cancelled())
+        report += "  (the job is cancelled: every rank must call hytask::mpi::cancel_collective(), "
+                  "which drains what cancelled tasks left; a task suspended in a collective "
+                  "that other ranks' cancelled tasks never posted cannot be interrupted)\n";
       {
         // Operations waiting for the thread that may call MPI (funneled, masteronly).
         std::lock_guard<std::mutex> lock(commands_mutex_);

@@ -17,6 +17,7 @@
 #include "comm/access.hpp"
 #include "comm/comm_settings.hpp"
 #include "comm/engine.hpp"
+#include "comm/job_cancel.hpp"
 #include "comm/operation.hpp"
 #include "comm/progress_policy.hpp"
 #include "core/progress_hooks.hpp"
@@ -65,8 +66,18 @@ class comm_system {
   engine& eng() noexcept { return engine_; }
   hytask::mpi_mode mode() const noexcept { return settings_.mpi_mode; }
   bool has_commands() const noexcept { return has_commands_.load(std::memory_order_acquire); }
-  // Operations pending or queued.
-  bool has_work() const noexcept { return engine_.pending() != 0 || has_commands(); }
+  // Operations pending or queued (or polls asked for, engine::force_polls).
+  bool has_work() const noexcept {
+    return engine_.pending() != 0 || has_commands() || engine_.forced();
+  }
+  // Calls f(op) for every operation queued for the thread that may call MPI.
+  template <class F>
+  void for_each_queued(F&& f) {
+    std::lock_guard<std::mutex> lock(commands_mutex_);
+    for (operation* op : commands_) f(op);
+  }
+  // Cancellation across ranks (comm/job_cancel.hpp).
+  job_cancel& jobs() noexcept { return jobs_; }
   // Posts the operations queued for this thread (it must be the one that may call MPI).
   void run_commands();
   // Wakes the progress (or MPI) thread.
@@ -78,10 +89,16 @@ class comm_system {
   // Asks the MPI thread for a poll; false when one was asked for and not served yet.
   bool request_poll() noexcept { return !poll_requested_.exchange(true, std::memory_order_acq_rel); }
 
+  // Cancellation (comm/cancel.cpp): cancel op, pending or queued; have the pending operations
+  // of cancelled tasks cancelled. From any thread.
+  void cancel(operation* op);
+  void scan_cancelled();
+
  private:
   bool may_call_mpi() const { return access_->may_call_mpi(); }
   void post_here(operation* op);
   void nudge() { access_->nudge(); }  // ask the MPI-owning thread to poll
+  void ask_for_poll();               // someone polls soon, whoever may
   static core::poll_result hook_entry(void* self, unsigned worker, bool idle);
   static bool has_pending_entry(void* self, unsigned worker);
   void thread_main(bool is_mpi_thread);
@@ -99,6 +116,7 @@ class comm_system {
   std::string init_error_;         // set by the MPI thread when initialising failed
 
   engine engine_;
+  job_cancel jobs_{*this};
   std::unique_ptr<mpi_access> access_;
   std::unique_ptr<progress_policy_impl> policy_;
 

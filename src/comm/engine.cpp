@@ -1,6 +1,8 @@
 #include "comm/engine.hpp"
 
+#include "comm/cancel.hpp"
 #include "comm/error_handler.hpp"
+#include "core/cancel.hpp"
 
 #include "trace/trace.hpp"
 
@@ -15,6 +17,10 @@ void engine::add(operation* op) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     incoming_.push_back(op);
+  }
+  if (op->passive) {
+    passive_.fetch_add(1, std::memory_order_seq_cst);
+    return;
   }
   pending_.fetch_add(1, std::memory_order_seq_cst);  // then posters look for parked pollers
   if (pending_mirror_) pending_mirror_->fetch_add(1, std::memory_order_seq_cst);
@@ -36,8 +42,49 @@ void engine::merge_incoming() {
   }
 }
 
+std::size_t engine::issue_cancels() {
+  const bool scan = scan_.exchange(false, std::memory_order_seq_cst);
+  // A cancelled job cancels every receive of the program (main's too), not only its tasks'.
+  const bool job = scan && core::job_cancelled();
+  auto wanted = [scan, job](operation* op) {
+    if (op->cancel_requested.load(std::memory_order_acquire)) return true;
+    if (!scan || !cancellable(op->what) || op->internal) return false;
+    hytask::detail::task* t = op->waiter.load(std::memory_order_seq_cst);
+    if (!job && (t == nullptr || !task_is_cancelled(t))) return false;
+    op->cancel_requested.store(true, std::memory_order_release);
+    return true;
+  };
+  std::size_t done = 0;
+  for (operation* op : ops_)
+    if (op != nullptr && !op->cancel_issued && wanted(op)) {
+      op->cancel_issued = true;
+      MPI_Cancel(&op->req);  // completes (cancelled) at a test, unless already matched
+    }
+  std::size_t j = 0;
+  for (std::size_t i = 0; i < probes_.size(); ++i) {
+    operation* op = probes_[i];
+    if (wanted(op)) {
+      complete_cancelled(op);
+      release(op);
+      ++done;
+    } else {
+      probes_[j++] = op;
+    }
+  }
+  probes_.resize(j);
+  return done;
+}
+
+namespace {
+thread_local unsigned t_passive_tick = 0;  // per thread: no shared counter on the hot path
+}
+
 core::poll_result engine::poll() {
-  if (pending_.load(std::memory_order_acquire) == 0) return core::poll_result::nothing_pending;
+  if (pending_.load(std::memory_order_acquire) == 0 && forced_.load(std::memory_order_relaxed) == 0 &&
+      cancels_.load(std::memory_order_relaxed) == 0) {
+    if (passive_.load(std::memory_order_relaxed) == 0 || (++t_passive_tick & 255) != 0)
+      return core::poll_result::nothing_pending;
+  }
   if (polling_.exchange(true, std::memory_order_acquire)) return core::poll_result::pending;
   calling_mpi guard;  // errors come back as codes, whatever the communicators' handlers
   if (in_mpi_mirror_) {
@@ -47,7 +94,9 @@ core::poll_result engine::poll() {
   polls_.store(polls_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   merge_incoming();
   const std::uint64_t t0 = trace::enabled() ? trace::now() : 0;
-  std::size_t done = 0;
+  std::size_t done = 0, done_passive = 0;
+  if (cancels_.load(std::memory_order_relaxed) != 0 && cancels_.exchange(0, std::memory_order_seq_cst) != 0)
+    done += issue_cancels();
 
   if (!requests_.empty()) {
     const int n = static_cast<int>(requests_.size());
@@ -73,21 +122,21 @@ core::poll_result engine::poll() {
       else if (rc != MPI_SUCCESS) err = rc;
       requests_[static_cast<std::size_t>(i)] = MPI_REQUEST_NULL;
       ops_[static_cast<std::size_t>(i)] = nullptr;
+      ++(op->passive ? done_passive : done);
       complete(op, &st, err);
       release(op);
-      ++done;
     }
     if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS && outcount == 0) {
       // The call itself failed (no per-request status): fail every operation it covered.
       for (std::size_t i = 0; i < ops_.size(); ++i) {
+        ++(ops_[i]->passive ? done_passive : done);
         complete(ops_[i], nullptr, rc);
         release(ops_[i]);
         ops_[i] = nullptr;
         requests_[i] = MPI_REQUEST_NULL;
-        ++done;
       }
     }
-    if (done != 0) {  // compact
+    if (done + done_passive != 0) {  // compact
       std::size_t j = 0;
       for (std::size_t i = 0; i < ops_.size(); ++i)
         if (ops_[i] != nullptr) {
@@ -120,6 +169,7 @@ core::poll_result engine::poll() {
   }
 
   if (in_mpi_mirror_) in_mpi_mirror_->store(0, std::memory_order_release);
+  if (done_passive != 0) passive_.fetch_sub(static_cast<int>(done_passive), std::memory_order_acq_rel);
   if (done != 0) {
     pending_.fetch_sub(done, std::memory_order_acq_rel);
     if (pending_mirror_)
@@ -136,7 +186,9 @@ core::poll_result engine::poll() {
                    {"pending", static_cast<std::int64_t>(ops_.size() + probes_.size())});
   }
   polling_.store(false, std::memory_order_release);
-  return done != 0 ? core::poll_result::progressed : core::poll_result::pending;
+  if (done + done_passive != 0) return core::poll_result::progressed;
+  return pending_.load(std::memory_order_relaxed) != 0 ? core::poll_result::pending
+                                                       : core::poll_result::nothing_pending;
 }
 
 }  // namespace hytask::mpi::detail

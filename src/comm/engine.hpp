@@ -16,7 +16,10 @@ namespace hytask::mpi::detail {
 
 class engine {
  public:
-  // Takes a reference on an operation that was posted and is not complete yet.
+  // Takes a reference on an operation that was posted and is not complete yet. A passive one
+  // (operation::passive) is tested with the others but not counted as pending, and while
+  // nothing else is pending, once every 256 polls a thread makes (busy workers poll every
+  // HYTASK_POLL_EVERY task switches): nobody stays awake for it.
   void add(operation* op);
   // Tests the pending operations; only a thread allowed to call MPI may poll. Returns
   // progressed when something completed, pending when a poll found nothing (or another
@@ -37,9 +40,26 @@ class engine {
   // Calls f(op) for every pending operation (the watchdog); takes the poller's turn.
   template <class F>
   void for_each_pending(F&& f);
+  // Asks that op, a pending cancellable operation, be cancelled at the next poll (from any
+  // thread); the poller calls MPI_Cancel. Wakes nobody: the caller asks for a poll.
+  void request_cancel(operation* op) noexcept {
+    op->cancel_requested.store(true, std::memory_order_seq_cst);
+    cancels_.fetch_add(1, std::memory_order_seq_cst);
+  }
+  // While a caller waits for a passive operation (retiring it), polls are not skipped.
+  void force_polls(int d) noexcept { forced_.fetch_add(d, std::memory_order_seq_cst); }
+  bool forced() const noexcept { return forced_.load(std::memory_order_seq_cst) != 0; }
+  // A task was cancelled (from any thread): the next poll cancels the pending operations a
+  // cancelled task waits for or holds. The poller looks, as it alone completes operations:
+  // their waiting tasks are alive while it does.
+  void request_scan() noexcept {
+    scan_.store(true, std::memory_order_seq_cst);
+    cancels_.fetch_add(1, std::memory_order_seq_cst);
+  }
 
  private:
   void merge_incoming();
+  std::size_t issue_cancels();  // the poller: MPI_Cancel the operations asked to cancel
 
   mutable std::mutex mutex_;            // guards incoming_
   std::vector<operation*> incoming_;    // added since the last poll
@@ -47,6 +67,10 @@ class engine {
   std::atomic<std::uint64_t> completions_{0};
   std::atomic<std::uint64_t> polls_{0};  // written by the poller only
   std::atomic<bool> polling_{false};
+  std::atomic<std::uint32_t> cancels_{0};  // requests since the poller last looked
+  std::atomic<bool> scan_{false};
+  std::atomic<int> passive_{0};  // passive operations added and not completed
+  std::atomic<int> forced_{0};
   std::atomic<std::uint32_t>* pending_mirror_ = nullptr;
   std::atomic<std::uint32_t>* in_mpi_mirror_ = nullptr;
   std::atomic<std::uint64_t>* polls_mirror_ = nullptr;

@@ -174,6 +174,11 @@ int post_now(operation* op) {
 void complete(operation* op, const MPI_Status* status, int error) {
   if (status) op->status = *status;
   op->error = error;
+  if (status != nullptr && error == MPI_SUCCESS && op->cancel_requested.load(std::memory_order_acquire)) {
+    int flag = 0;
+    MPI_Test_cancelled(status, &flag);  // else it completed before MPI could cancel it
+    op->cancelled = flag != 0;
+  }
   op->state.store(op_complete, std::memory_order_release);
   if (trace::enabled()) {
     const std::uint64_t t = trace::now();
@@ -181,6 +186,14 @@ void complete(operation* op, const MPI_Status* status, int error) {
                    {"after_ns", static_cast<std::int64_t>(op->posted_ns ? t - op->posted_ns : 0)});
   }
   op->done.set();
+}
+
+void complete_cancelled(operation* op) {
+  op->cancelled = true;
+  op->status = MPI_Status{};
+  op->status.MPI_SOURCE = MPI_ANY_SOURCE;
+  op->status.MPI_TAG = MPI_ANY_TAG;
+  complete(op, nullptr, MPI_SUCCESS);
 }
 
 void acquire(operation* op) noexcept { op->refs.fetch_add(1, std::memory_order_relaxed); }

@@ -11,6 +11,10 @@
 
 #include "hytask/core/event.hpp"
 
+namespace hytask::detail {
+struct task;
+}
+
 namespace hytask::mpi::detail {
 
 enum class kind : std::uint8_t {
@@ -56,6 +60,17 @@ struct operation {
   MPI_Status status{};
   hytask::event done;               // set once state is op_complete
 
+  // Cancellation (comm/cancel.hpp). The task suspended in it or holding it (bind), alive while
+  // the operation is pending; set before it waits.
+  std::atomic<hytask::detail::task*> waiter{nullptr};
+  std::atomic<bool> cancel_requested{false};  // cancel it (MPI_Cancel) if MPI still can
+  bool cancel_issued = false;       // the poller called MPI_Cancel (the poller's only)
+  bool cancelled = false;           // it completed cancelled: written before op_complete
+  bool internal = false;            // the runtime's own (submit's internal): never cancelled
+  // Tested when the engine polls, but not counted as pending (nobody stays awake for it):
+  // the receive of job-cancellation notices (comm/job_cancel.hpp).
+  bool passive = false;
+
   // Description (errors, the watchdog, the trace).
   int peer = -1;                    // destination, source or root
   int tag = -1;
@@ -97,12 +112,20 @@ namespace hytask::mpi::detail {
 // Calls the operation's non-blocking MPI function; returns MPI's error code.
 int post_now(operation* op);
 
+// Whether MPI can cancel an operation of this kind (a receive; a probe is ours to drop).
+// Sends are drained (MPI may not cancel them), collectives and one-sided operations cannot
+// be cancelled at all.
+inline bool cancellable(kind k) { return k == kind::recv || k == kind::probe; }
+
 // Whether this MPI has a large-count call (MPI 4's MPI_Isend_c, ...) for this kind: counts
 // above INT_MAX are refused otherwise.
 bool large_count_call(kind k);
 
-// Marks op complete with this status / error and sets its event (runs its waiters).
+// Marks op complete with this status / error and sets its event (runs its waiters). On a
+// thread that may call MPI (it asks MPI whether an operation asked to cancel was).
 void complete(operation* op, const MPI_Status* status, int error);
+// Completes an operation that was never posted, or a probe, as cancelled.
+void complete_cancelled(operation* op);
 
 // "MPI_Isend to rank 3 (tag 7, 64 bytes) in task 'halo': MPI_ERR_RANK: invalid rank"
 std::string describe_failure(const operation* op, int code);

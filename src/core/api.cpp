@@ -1,6 +1,7 @@
 // The public task API on top of the scheduler: spawn internals, wait_all, yield, events.
 #include <string>
 
+#include "core/cancel.hpp"
 #include "core/dependency.hpp"
 #include "core/futex.hpp"
 #include "core/root_wait.hpp"
@@ -8,6 +9,7 @@
 #include "core/scheduler_internal.hpp"
 #include "hytask/core/event.hpp"
 #include "hytask/core/spawn.hpp"
+#include "hytask/core/task_group.hpp"
 #include "hytask/core/this_task.hpp"
 #include "hytask/errors.hpp"
 
@@ -67,13 +69,14 @@ void throw_null_region(const char* which, std::size_t bytes) {
 
 task* new_task() { return spawn_common(require_worker("spawn")); }
 
-task* new_task(int priority, std::string_view name) {
+task* new_task(int priority, std::string_view name, task_group* group) {
   task* t = spawn_common(require_worker("spawn"));
   t->priority = priority;
   if (!name.empty()) {
     t->name = core::intern_name(name);
     t->flags |= flag_cold;
   }
+  if (group != nullptr) core::join_group(t, group->state());
   return t;
 }
 

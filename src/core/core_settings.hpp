@@ -16,6 +16,7 @@ struct core_settings {
   unsigned spin_us = 0;                      // HYTASK_SPIN_US
   pin_policy pin = pin_policy::none;         // HYTASK_PIN
   bool comm_priority = true;                 // HYTASK_COMM_PRIORITY: the communication class
+  std::size_t rename_max_bytes = 0;          // HYTASK_RENAME_MAX_BYTES: memory of versions
 
   static core_settings from(const hytask::settings& s) {
     return core_settings{.threads = s.threads,
@@ -23,7 +24,8 @@ struct core_settings {
                          .stack_size = s.stack_size,
                          .spin_us = s.spin_us,
                          .pin = s.pin,
-                         .comm_priority = s.comm_priority};
+                         .comm_priority = s.comm_priority,
+                         .rename_max_bytes = s.rename_max_bytes};
   }
 };
 

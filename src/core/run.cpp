@@ -1,10 +1,12 @@
 // Running and completing tasks: the scheduling loop, a task's body, its completion, releasing its successors and counting it out of its parent.
 #include "core/scheduler.hpp"
 
+#include "core/cancel.hpp"
 #include "core/cpu.hpp"
 #include "core/dependency.hpp"
 #include "core/scheduler_internal.hpp"
 #include "core/scope_ext.hpp"
+#include "core/versions.hpp"
 #include "trace/trace.hpp"
 
 namespace hytask::core {
@@ -64,8 +66,14 @@ void scheduler::run(worker* w, task* t) {
   // The successor line was last written by the spawning core (linking successors): fetch
   // it while the body runs, not when completion needs it.
   prefetch_for_write(&t->nsucc);
+  // A failed dependency skips the body; so does a cancellation (core/cancel.hpp), looked for
+  // only while one is in progress.
+  bool run_body = true;
+  if ((t->flags & detail::flag_failed) |
+      static_cast<std::uint32_t>(cancel_active_.load(std::memory_order_acquire)))
+    run_body = start_or_skip(t);
   try {
-    t->invoke(t, (t->flags & detail::flag_failed) == 0);  // a failed dependency skips the body
+    t->invoke(t, run_body);
   } catch (...) {
     record_error(t, std::current_exception());
     t->flags |= detail::flag_error;
@@ -99,6 +107,8 @@ void scheduler::publish_children(task* t) {
 void scheduler::release_successors(worker* w, task* t) {
   const std::uint32_t n = t->nsucc.exchange(detail::successors_closed, std::memory_order_acq_rel);
   if (n == 0) return;
+  // Completing after its group was cancelled, it counts as cancelled (core/cancel.hpp).
+  if (cancel_active_.load(std::memory_order_acquire) != 0) mark_if_cancelled(t);
   // A task that failed (its body threw, it was skipped, or a child failed) fails its
   // successors: they are skipped, and fail theirs in turn.
   const bool failed = has_failed(t);
@@ -141,8 +151,13 @@ void scheduler::complete(worker* w, task* t) {
   release_successors(w, t);
   const std::uint32_t flags = t->flags;
   // Before the parent hears of it: a wait_all that returns has told the watcher of every
-  // child (the global layer counts its completion messages there).
-  if (flags & detail::flag_watched) t->on_complete(t);
+  // child (the global layer counts its completion messages there), and the versions a child
+  // held are free for the parent's copy-back.
+  if (flags & (detail::flag_watched | detail::flag_versions | detail::flag_grouped)) {
+    if (flags & detail::flag_grouped) leave_group(t);  // before its parent hears of it
+    if (flags & detail::flag_versions) complete_versions(t);
+    if (flags & detail::flag_watched) t->on_complete(t);
+  }
   if (flags & detail::flag_parent) {
     if (t->domain) {
       detail::dep_domain::recycle(t->domain);
@@ -156,7 +171,8 @@ void scheduler::complete(worker* w, task* t) {
     task* p = t->parent;
     // An exception is only possible if the body threw or a child passed one up. The parent
     // learns the first exception and how many tasks failed, to report at its wait_all.
-    if (has_failed(t)) {
+    // A cancelled task is no failure (leave_group reported the cause, if any).
+    if (has_failed(t) && !failed_by_cancellation(t)) {
       record_error(p, t->error);
       std::uint32_t threw = t->children_threw.load(std::memory_order_relaxed);
       std::uint32_t skipped = t->children_skipped.load(std::memory_order_relaxed);

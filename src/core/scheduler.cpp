@@ -10,6 +10,7 @@
 #include "core/scope_ext.hpp"
 #include "core/thread_name.hpp"
 #include "core/topology.hpp"
+#include "core/versions.hpp"
 #include "hytask/errors.hpp"
 #include "trace/trace.hpp"
 
@@ -80,6 +81,7 @@ scheduler::scheduler(const core_settings& s, const progress_hooks& hooks)
   for (unsigned i = 0; i < n; ++i) workers_[i]->victims = steal_order(place.package_of_worker, i);
 
   prefault_records();
+  start_versions(&root_);
   set_fiber_main(&scheduler::fiber_main);
   install_overflow_handler(&describe_running, settings_.stack_size);
 
@@ -177,6 +179,7 @@ void scheduler::shutdown() {
     root_.domain = nullptr;
   }
   release_scope_ext(&root_);
+  end_versions(&root_);
   destroy_home_fiber(&w->home);
   set_timer_slack(main_timer_slack_);
   if (root_.has_error.load(std::memory_order_acquire))

@@ -167,6 +167,12 @@ class scheduler {
   bool learn_comm(task* t) { return settings_.comm_priority && comm_types_.learn(t->invoke); }
   std::size_t comm_types_learned() const noexcept { return comm_types_.size(); }
 
+  // --- cancellation (core/cancel.hpp) ---
+  // Non-zero while some cancelled group still has tasks: tasks are then checked where they
+  // start and complete.
+  int cancel_active() const noexcept { return cancel_active_.load(std::memory_order_acquire); }
+  void add_cancel_active(int d) noexcept { cancel_active_.fetch_add(d, std::memory_order_acq_rel); }
+
   // --- upper layers ---
   const progress_hooks& hooks() const noexcept { return hooks_; }
   void wake_for_progress();   // an operation was registered: wake a sleeping worker to poll
@@ -275,6 +281,7 @@ class scheduler {
 
   core_settings settings_;
   progress_hooks hooks_;
+  std::atomic<int> cancel_active_{0};  // read where every task starts: beside the settings
   std::vector<worker*> workers_;
   task root_;
   std::atomic<bool> stopping_{false};

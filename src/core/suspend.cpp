@@ -6,6 +6,7 @@
 #include "core/dependency.hpp"
 #include "core/scheduler_internal.hpp"
 #include "core/scope_ext.hpp"
+#include "core/versions.hpp"
 #include "trace/trace.hpp"
 
 namespace hytask::core {
@@ -165,6 +166,7 @@ void scheduler::wait_children(worker* w) {
   }
   if (me->domain) me->domain->clear();
   release_scope_ext(me);  // the children are done: nothing refers to their scope's state
+  if (me->versions != nullptr) wait_versions(me);  // main's always has
   if (me->has_error.load(std::memory_order_acquire)) rethrow_children_failures(me, "wait_all");
 }
 

@@ -12,6 +12,7 @@
 
 #include "comm/comm.hpp"
 #include "core/scheduler.hpp"
+#include "core/cancel.hpp"
 #include "comm/operation.hpp"
 #include "global/mpi_call.hpp"
 #include "global/system.hpp"
@@ -210,6 +211,12 @@ void throw_copyin_buffer(std::size_t have, std::size_t need, const char* which) 
 }
 
 namespace {
+// The transfer tasks are never cancelled (core/cancel.hpp): the owner sends the data whatever
+// happens to this rank's tasks, and the receive must be posted to match it.
+struct protocol_task {
+  void apply(spawn_context& ctx) const { core::make_uncancellable(ctx.target()); }
+};
+
 // Puts the task being spawned in the communication class before its other accesses, so
 // that the tasks it waits for join it too (a transfer is communication).
 struct comm_class {
@@ -242,13 +249,13 @@ void global_memory::prepare_copyin(std::uint64_t index, void* buf, bool remote_o
   auto* bytes = static_cast<std::byte*>(buf);
   if (p.owner == rank_) {
     hytask::spawn(task_options{.name = "hytask copyin"}, [self, index, buf] { self->copy_local(index, buf); },
-                  global_access{this, index, access_mode::in}, hytask::out(bytes, p.bytes));
+                  protocol_task{}, global_access{this, index, access_mode::in}, hytask::out(bytes, p.bytes));
     return;
   }
   auto id = std::make_shared<std::uint64_t>(0);
   hytask::spawn(task_options{.name = "hytask copyin"},
-                [self, index, buf, id] { self->receive_pushed(index, buf, *id); }, comm_class{},
-                pushed_input{this, index, id}, hytask::out(bytes, p.bytes));
+                [self, index, buf, id] { self->receive_pushed(index, buf, *id); }, protocol_task{},
+                comm_class{}, pushed_input{this, index, id}, hytask::out(bytes, p.bytes));
 }
 
 void global_memory::declare_copyin(spawn_context& ctx, std::uint64_t index, void* buf,

@@ -86,6 +86,18 @@ TEST(Config, OutOfRangeValuesAreRejected) {
     env_guard g("HYTASK_MAX_TASKS", "-5");
     EXPECT_NE(error_of().find("HYTASK_MAX_TASKS"), std::string::npos);
   }
+  {
+    env_guard g("HYTASK_RENAME_MAX_BYTES", "2048G");
+    EXPECT_NE(error_of().find("HYTASK_RENAME_MAX_BYTES"), std::string::npos);
+  }
+  {
+    env_guard g("HYTASK_RENAME_MAX_BYTES", "16M");
+    EXPECT_EQ(hytask::settings::resolve().rename_max_bytes, 16u << 20);
+  }
+  {
+    env_guard g("HYTASK_RENAME_MAX_BYTES", "0");  // renaming off
+    EXPECT_EQ(hytask::settings::resolve().rename_max_bytes, 0u);
+  }
 }
 
 TEST(Config, InvalidExplicitFieldIsRejected) {

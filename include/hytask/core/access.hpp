@@ -157,14 +157,26 @@ concept declares_access = requires(const std::remove_cvref_t<X>& x) {
 };
 }  // namespace detail
 
+// hytask::versioned objects have accesses of their own (hytask/core/versioned.hpp).
+template <class T>
+class versioned;
+namespace detail {
 template <class X>
-  requires(!detail::declares_access<X>)
+inline constexpr bool is_versioned_v = false;
+template <class T>
+inline constexpr bool is_versioned_v<versioned<T>> = true;
+template <class X>
+concept plain_object = !declares_access<X> && !is_versioned_v<std::remove_cvref_t<X>>;
+}  // namespace detail
+
+template <class X>
+  requires detail::plain_object<X>
 region_access in(X&& x) {
   HYTASK_DETAIL_CHECK_ONE_OBJECT("in", X);
   return detail::one_object_region(x, access_mode::in);
 }
 template <class X>
-  requires(!detail::declares_access<X>)
+  requires detail::plain_object<X>
 region_access out(X&& x) {
   HYTASK_DETAIL_CHECK_ONE_OBJECT("out", X);
   static_assert(detail::one_object<X>::writable,
@@ -172,7 +184,7 @@ region_access out(X&& x) {
   return detail::one_object_region(x, access_mode::out);
 }
 template <class X>
-  requires(!detail::declares_access<X>)
+  requires detail::plain_object<X>
 region_access inout(X&& x) {
   HYTASK_DETAIL_CHECK_ONE_OBJECT("inout", X);
   static_assert(detail::one_object<X>::writable,
@@ -181,14 +193,17 @@ region_access inout(X&& x) {
   return detail::one_object_region(x, access_mode::inout);
 }
 template <detail::declares_access X>
+  requires(!detail::is_versioned_v<std::remove_cvref_t<X>>)
 auto in(X&& x) {
   return x.hytask_access(access_mode::in);
 }
 template <detail::declares_access X>
+  requires(!detail::is_versioned_v<std::remove_cvref_t<X>>)
 auto out(X&& x) {
   return x.hytask_access(access_mode::out);
 }
 template <detail::declares_access X>
+  requires(!detail::is_versioned_v<std::remove_cvref_t<X>>)
 auto inout(X&& x) {
   return x.hytask_access(access_mode::inout);
 }

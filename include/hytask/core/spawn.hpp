@@ -27,6 +27,7 @@
 
 #include "hytask/core/access.hpp"
 #include "hytask/core/detail/task.hpp"
+#include "hytask/core/detail/version_body.hpp"
 #include "hytask/core/task_options.hpp"
 
 namespace hytask {
@@ -35,7 +36,7 @@ namespace detail {
 
 // Allocates a task whose parent is the calling task (or main's root). Throws
 // hytask::usage_error when there is no runtime or the caller is not main or a task.
-task* new_task(int priority, std::string_view name);
+task* new_task(int priority, std::string_view name, task_group* group = nullptr);
 task* new_task();
 // Makes a task with no accesses ready.
 void submit(task* t);
@@ -93,29 +94,56 @@ void prepare(const A& a) {
   if constexpr (prepared_access<A>) a.hytask_prepare();
 }
 
+// A spawn with hytask::versioned accesses: the body receives the versions' pointers.
+template <class F, class... A>
+void spawn_versioned(task* t, F&& f, const A&... accesses) {
+  using body = typename version_body_for<version_body<std::decay_t<F>>, A...>::type;
+  static_assert(version_body_check<body>::ok,
+                "hytask::spawn: a task with hytask::versioned accesses receives one pointer per "
+                "such access, in the order of the accesses (const T* for in, T* for out and "
+                "inout): give the body those parameters");
+  emplace_callable(t, body{std::forward<F>(f), {}});
+  begin_version_binding(t, stored_callable<body>(t)->slots,
+                        (std::size_t{is_version_access_v<A>} + ...));
+  spawn_context ctx(t);
+  try {
+    (accesses.apply(ctx), ...);
+  } catch (...) {
+    abandon_spawn(ctx);
+    throw;
+  }
+  ctx.submit();
+}
+
 // Stores the body in t, registers its accesses and submits it.
 template <class F, class... A>
 void spawn_into(task* t, F&& f, const A&... accesses) {
-  emplace_callable(t, std::forward<F>(f));
-  if constexpr (sizeof...(A) == 0) {
-    submit(t);
+  if constexpr ((is_version_access_v<A> || ...)) {
+    spawn_versioned(t, std::forward<F>(f), accesses...);
   } else {
-    spawn_context ctx(t);
-    try {
-      (accesses.apply(ctx), ...);
-    } catch (...) {
-      abandon_spawn(ctx);  // an access refused: the task completes without running its body
-      throw;
+    emplace_callable(t, std::forward<F>(f));
+    if constexpr (sizeof...(A) == 0) {
+      submit(t);
+    } else {
+      spawn_context ctx(t);
+      try {
+        (accesses.apply(ctx), ...);
+      } catch (...) {
+        abandon_spawn(ctx);  // an access refused: the task completes without running its body
+        throw;
+      }
+      ctx.submit();
     }
-    ctx.submit();
   }
 }
+
 }  // namespace detail
 
 template <class F, access... A>
 void spawn(const task_options& opts, F&& f, const A&... accesses) {
   (detail::prepare(accesses), ...);
-  detail::spawn_into(detail::new_task(opts.priority, opts.name), std::forward<F>(f), accesses...);
+  detail::spawn_into(detail::new_task(opts.priority, opts.name, opts.group), std::forward<F>(f),
+                     accesses...);
 }
 
 template <class F, access... A>

@@ -5,6 +5,8 @@
 
 namespace hytask {
 
+class task_group;
+
 struct task_options {
   // Any int; 0 is normal. Among the ready tasks of a worker, a higher priority always starts
   // first (OpenMP's priority clause, OmpSs-2's priority); among equal priorities, tasks start
@@ -22,6 +24,9 @@ struct task_options {
   int priority = 0;
   // Shown in traces, error messages and the watchdog. Copied at spawn; any string works.
   std::string_view name{};
+  // The group the task joins (hytask/core/task_group.hpp): cancelling the group cancels it
+  // and the tasks it spawns. None: only cancellations of an ancestor's group reach it.
+  task_group* group = nullptr;
 };
 
 }  // namespace hytask

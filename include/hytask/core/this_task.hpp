@@ -27,6 +27,13 @@ std::string_view name();
 // A number unique to the task within this runtime (0 outside a task).
 std::uint64_t id();
 
+// True when the calling task has been cancelled: its task_group, or the group of a task it
+// descends from, was cancelled (hytask/core/task_group.hpp), or the whole job was
+// (hytask/comm/cancel.hpp). From main: whether the job is cancelled. One load while nothing
+// is cancelled. (The body of a parallel_for sees the cancellation of no task: look before
+// and after the loop.)
+bool cancelled() noexcept;
+
 }  // namespace this_task
 
 // Index of the calling worker thread, in [0, worker_count()); main is worker 0.

@@ -21,3 +21,4 @@ inline std::vector<std::vector<double>> bufs(n, std::vector<double>(n));
 void compute(std::vector<double>& block);
 void use(const std::vector<double>& data);
 void produce(std::vector<double>& data);
+bool found_it();  // a search found what it looked for

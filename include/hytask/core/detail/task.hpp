@@ -14,6 +14,7 @@ namespace hytask::detail {
 
 struct task;
 struct dep_domain;
+struct group_state;
 
 enum task_flags : std::uint32_t {
   flag_internal = 1u << 1,  // runtime-owned (loop participants): no parent accounting
@@ -25,6 +26,12 @@ enum task_flags : std::uint32_t {
   flag_failed = 1u << 7,    // a predecessor (task or request) failed: the body is skipped
   flag_queued = 1u << 8,    // in a ready queue (checked by the scheduler's debug assertions)
   flag_watched = 1u << 9,   // a layer above the core hears of its completion (core/watch.hpp)
+  // holds versions of hytask::versioned objects, or (as a parent) its children renamed some:
+  // `versions` is set (core/versions.hpp)
+  flag_versions = 1u << 10,
+  flag_grouped = 1u << 11,  // spawned into a hytask::task_group: `group` is set (core/cancel.hpp)
+  // never cancelled: a layer's task that a protocol across ranks needs run (core/cancel.hpp)
+  flag_uncancellable = 1u << 12,
 };
 // Line 2 needs a look at completion and reuse only when one of these is set; a leaf task
 // without a name never touches it.
@@ -109,6 +116,12 @@ struct alignas(64) task {
   // Internal tasks: called instead of parent accounting; watched ones: called at completion.
   complete_hook_fn on_complete = nullptr;
   void* hook_arg = nullptr;
+  // The versions this task holds, and the objects its children renamed (core/versions.hpp);
+  // set with flag_versions, freed when the task completes.
+  void* versions = nullptr;
+  // The task_group it was spawned into (flag_grouped); written at spawn, read by the tasks
+  // it spawns (a cancelled ancestor cancels them), released when it completes.
+  group_state* group = nullptr;
 
   // ---- line 4
   alignas(64) std::atomic<std::uint32_t> nsucc{0};  // successors linked; closed at completion
@@ -126,14 +139,18 @@ static_assert(offsetof(task, succ) - offsetof(task, nsucc) == 8 && offsetof(task
 static_assert(offsetof(task, storage) == 48,
               "the task record's layout: line 0 holds the header and the callable's first 80 bytes");
 
+// Whether a callable of type Fn is stored in the record itself (else it is boxed).
+template <class Fn>
+inline constexpr bool stored_inline =
+    sizeof(Fn) <= task_inline_bytes && alignof(Fn) <= 16 && std::is_nothrow_move_constructible_v<Fn>;
+
 // Stores a callable into the task, inline when it fits.
 template <class F>
 void emplace_callable(task* t, F&& f) {
   using Fn = std::decay_t<F>;
   static_assert(std::is_invocable_v<Fn&>,
                 "hytask::spawn: the task body must be callable with no arguments");
-  if constexpr (sizeof(Fn) <= task_inline_bytes && alignof(Fn) <= 16 &&
-                std::is_nothrow_move_constructible_v<Fn>) {
+  if constexpr (stored_inline<Fn>) {
     ::new (static_cast<void*>(t->storage)) Fn(std::forward<F>(f));
     t->invoke = [](task* self, bool run) {
       Fn* fn = std::launder(reinterpret_cast<Fn*>(self->storage));
@@ -155,6 +172,13 @@ void emplace_callable(task* t, F&& f) {
       if (run) (*fn)();
     };
   }
+}
+
+// The callable emplace_callable stored in t (its type must be Fn).
+template <class Fn>
+Fn* stored_callable(task* t) {
+  if constexpr (stored_inline<Fn>) return std::launder(reinterpret_cast<Fn*>(t->storage));
+  else return *std::launder(reinterpret_cast<Fn**>(t->storage));
 }
 
 }  // namespace hytask::detail

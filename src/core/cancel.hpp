@@ -1,0 +1,70 @@
+// Cancellation (hytask/core/task_group.hpp): groups, which tasks are cancelled, and what the
+// scheduler does about it.
+//
+// A task is cancelled when the group it was spawned into, or the group of one of its
+// ancestors, was cancelled — or the whole job was (cancel_job: every task of this rank, until
+// end_job_cancel; the MPI layer's collective and broadcast cancellations). Found by walking the task's
+// parents (alive: a parent completes after its children), reading only fields written at
+// spawn. The walk happens only while the scheduler's cancel_active() is non-zero: the number
+// of cancelled groups that still have tasks, plus one while the job is cancelled. So nothing
+// is looked at until something is cancelled. Loop participants and tasks a layer marks
+// uncancellable (make_uncancellable) are never cancelled.
+//
+// A cancelled task is failed with a marker error (cancel_marker): the failure machinery then
+// skips its body if it has not started, skips its successors transitively (also those
+// spawned later on the same memory, until the parent's wait_all), and the scheduler reports
+// it to the parent not as a failure but as the group's cause, if there is one.
+#pragma once
+
+#include <exception>
+
+#include "hytask/core/detail/task.hpp"
+
+namespace hytask::core {
+
+class scheduler;
+
+// The error of cancelled tasks; never reaches the program.
+const std::exception_ptr& cancel_marker() noexcept;
+
+// Whether t (running or about to start or complete) is cancelled. Call only while
+// cancel_active(): it walks t's ancestors.
+bool task_cancelled(const detail::task* t) noexcept;
+
+// At spawn, for a task with task_options::group (before it is submitted).
+void join_group(detail::task* t, detail::group_state* g) noexcept;
+
+// run(): t is about to start while cancel_active(); skips it when cancelled. Returns whether
+// its body should run.
+bool start_or_skip(detail::task* t) noexcept;
+
+// Where t completes, before its successors are released, while cancel_active(): a task
+// completing after its group was cancelled counts as cancelled — its successors are skipped.
+// (Tasks without successors need no mark; their group's tasks are marked in leave_group.)
+void mark_if_cancelled(detail::task* t) noexcept;
+
+// For a completing task that failed: whether the failure is a cancellation — it was cancelled,
+// or a task_cancelled (an interrupted MPI call) left its body while it was.
+bool failed_by_cancellation(detail::task* t) noexcept;
+
+// Where a task spawned into a group completes, before its parent counts it: marks it
+// cancelled if its group was, reports the group's cause to its parent, cancels its group when
+// it failed, and leaves the group.
+void leave_group(detail::task* t) noexcept;
+
+// The whole job on this rank: every task, spawned before or after, until end_job_cancel
+// (which the caller makes only once no task is in flight). Thread-safe; idempotent.
+void cancel_job() noexcept;
+void end_job_cancel() noexcept;
+bool job_cancelled() noexcept;
+
+// While t is being spawned: it is never cancelled (the global layer's copyin transfers: the
+// owner sends the data whatever happens, and the receive must be posted to match it).
+inline void make_uncancellable(detail::task* t) noexcept { t->flags |= detail::flag_uncancellable; }
+
+// A layer above (the MPI layer) is told after every cancellation, to interrupt the waits it
+// knows of (the tasks suspended in MPI operations); from the cancelling thread.
+using cancel_hook_fn = void (*)();
+void set_cancel_hook(cancel_hook_fn f) noexcept;
+
+}  // namespace hytask::core
