@@ -12,10 +12,14 @@
 # ITERS (60), BLOCK (16x128x0), TESTS (0,1,2,4,8,16,32), WAIT (passive: OMP_WAIT_POLICY for
 # every OpenMP variant, so that an idle OpenMP thread sleeps instead of spinning on the core
 # the progress thread and the compute share; set WAIT= to leave the runtimes' defaults).
+# JOB_TIMEOUT (240 s): a job still running then is ended (MPICH_ASYNC_PROGRESS=1 hangs in
+# MPI_Finalize after printing its results).
 #
 # What runs, per repetition and MPI:
 #   <mpi>.peers       hybrid-nonblocking --tests $TESTS   (MPI_THREAD_FUNNELED; the best X)
 #   <mpi>.omp         omp-detach, GCC build (libgomp: the session's progress thread)
+#   <mpi>.omp-prio    the same with OMP_MAX_TASK_PRIORITY=10 (libgomp ignores priority clauses
+#                     without it)
 #   <mpi>.omp-ompt    omp-detach, Clang build (libomp: OMPT callbacks, the thread standing
 #                     aside), --threads 2: libomp cannot run it with one thread (docs/omp.md),
 #                     so this one shares the node's core between 2 threads: an indication
@@ -48,7 +52,9 @@ run() {
   local frames=$mtu
   [[ $mpi == mpich ]] && frames=1500
   echo "== $tag ($mpi mtu $frames): $*"
-  timeout 900 "$cluster" run --mpi "$mpi" --rate "$rate" --mtu "$frames" -- \
+  # A job that hangs after writing its results (MPICH_ASYNC_PROGRESS=1 in MPI_Finalize,
+  # docs/benchmarks.md#omp-detach) is ended, not waited for.
+  timeout "${JOB_TIMEOUT:-240}" "$cluster" run --mpi "$mpi" --rate "$rate" --mtu "$frames" -- \
     "$prog" "${common[@]}" --csv "$out/$tag.csv" "$@" | tee "$out/$tag.txt" ||
     echo "== $tag: the job exited with status $?"
 }
@@ -61,6 +67,8 @@ for rep in $(seq 1 "$reps"); do
     [[ $mpi == mpich && ! -x $j/jacobi3d-mpich ]] && continue
     run "$mpi.peers.$rep" $mpi "$j/jacobi3d$suffix" -- --variant hybrid-nonblocking --tests "$tests"
     run "$mpi.omp.$rep" $mpi "$j/jacobi3d$suffix" -- --variant omp-detach
+    # The same with the priority clauses honoured (libgomp ignores them by default, docs/omp.md).
+    OMP_MAX_TASK_PRIORITY=10 run "$mpi.omp-prio.$rep" $mpi "$j/jacobi3d$suffix" -- --variant omp-detach
     run "$mpi.omp-ompt.$rep" $mpi "$j/jacobi3d-clang$suffix" -- --variant omp-detach --threads 2
   done
   if [[ -x $j/jacobi3d-mpich ]]; then
