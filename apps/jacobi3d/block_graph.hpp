@@ -78,4 +78,21 @@ struct block_graph {
   std::vector<std::vector<std::size_t>> face_blocks;
 };
 
+// The packed exchange's buffers of dataflow and omp-detach: per parity of the field and per
+// face, a send and a receive buffer of the face's size (empty with datatype halos).
+struct face_buffers {
+  face_buffers(const domain& g, bool packed) {
+    for (int p = 0; p < 2; ++p) {
+      send[p].resize(g.faces.size());
+      recv[p].resize(g.faces.size());
+      if (packed)
+        for (std::size_t i = 0; i < g.faces.size(); ++i) {
+          send[p][i].resize(static_cast<std::size_t>(g.faces[i].count));
+          recv[p][i].resize(static_cast<std::size_t>(g.faces[i].count));
+        }
+    }
+  }
+  std::vector<std::vector<double>> send[2], recv[2];
+};
+
 }  // namespace jacobi

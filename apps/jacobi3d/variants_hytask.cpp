@@ -24,6 +24,17 @@ void init_fields(const domain& g, const fields& f) {
   });
 }
 
+// A marker task that completes, setting the returned event, with the last block of the
+// iteration whose block tokens are `written` (dataflow's and intercepted's run-ahead window).
+std::unique_ptr<hytask::event> spawn_iteration_marker(std::vector<char>& written,
+                                                      std::vector<hytask::region_access>& deps) {
+  auto ev = std::make_unique<hytask::event>();
+  deps.clear();
+  for (char& token : written) deps.push_back(hytask::in(token));
+  hytask::spawn({.name = "iteration done"}, [e = ev.get()] { e->set(); }, hytask::regions(deps));
+  return ev;
+}
+
 }  // namespace
 
 // Seed 000's commtask (Alg. 4.7, 5.1): each iteration, main posts the halo receives and,
@@ -107,16 +118,9 @@ pass_result run_dataflow(const domain& g, const fields& f, const pass_args& a) {
   std::vector<char> halo_token[2] = {std::vector<char>(nf + 1), std::vector<char>(nf + 1)};
   std::vector<char> sbuf_token[2] = {std::vector<char>(nf + 1), std::vector<char>(nf + 1)};
   std::vector<char> rbuf_token[2] = {std::vector<char>(nf + 1), std::vector<char>(nf + 1)};
-  std::vector<std::vector<double>> sbuf[2], rbuf[2];
-  for (int p = 0; p < 2; ++p) {
-    sbuf[p].resize(nf);
-    rbuf[p].resize(nf);
-    if (packed)
-      for (std::size_t i = 0; i < nf; ++i) {
-        sbuf[p][i].resize(static_cast<std::size_t>(g.faces[i].count));
-        rbuf[p][i].resize(static_cast<std::size_t>(g.faces[i].count));
-      }
-  }
+  face_buffers buffers(g, packed);
+  auto& sbuf = buffers.send;
+  auto& rbuf = buffers.recv;
 
   // What each block reads of the previous iteration, the halo chain, the faces' blocks.
   const auto& reads = graph.reads;
@@ -185,11 +189,7 @@ pass_result run_dataflow(const domain& g, const fields& f, const pass_args& a) {
       hytask::spawn({.priority = priority[b], .name = blocks.needs[b] ? "boundary" : "inner"},
                     [&g, src, dst, bx] { g.sweep(src, dst, bx); }, hytask::regions(deps));
     }
-    // A marker that completes with the last block of iteration k.
-    ev = std::make_unique<hytask::event>();
-    deps.clear();
-    for (std::size_t b = 0; b < nb; ++b) deps.push_back(hytask::in(block_token[d][b]));
-    hytask::spawn({.name = "iteration done"}, [e = ev.get()] { e->set(); }, hytask::regions(deps));
+    ev = spawn_iteration_marker(block_token[d], deps);  // completes with iteration k
   }
   hytask::wait_all();
   MPI_Barrier(g.comm);
@@ -254,10 +254,7 @@ pass_result run_intercepted(const domain& g, const fields& f, const pass_args& a
       hytask::spawn({.priority = graph.priority[b], .name = blocks.needs[b] ? "boundary" : "inner"},
                     [&g, src, dst, bx] { g.sweep(src, dst, bx); }, hytask::regions(deps));
     }
-    ev = std::make_unique<hytask::event>();
-    deps.clear();
-    for (std::size_t b = 0; b < nb; ++b) deps.push_back(hytask::in(block_token[d][b]));
-    hytask::spawn({.name = "iteration done"}, [e = ev.get()] { e->set(); }, hytask::regions(deps));
+    ev = spawn_iteration_marker(block_token[d], deps);
   }
   hytask::wait_all();
   MPI_Barrier(g.comm);

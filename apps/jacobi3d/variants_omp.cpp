@@ -90,16 +90,9 @@ pass_result run_omp_detach(const domain& g, const fields& f, const pass_args& a)
   std::vector<char> sbuf_token[2] = {std::vector<char>(nf + 1), std::vector<char>(nf + 1)};
   std::vector<char> rbuf_token[2] = {std::vector<char>(nf + 1), std::vector<char>(nf + 1)};
   std::vector<char> recv_channel(nf + 1), send_channel(nf + 1), iteration(static_cast<std::size_t>(window));
-  std::vector<std::vector<double>> sbuf[2], rbuf[2];
-  for (int p = 0; p < 2; ++p) {
-    sbuf[p].resize(nf);
-    rbuf[p].resize(nf);
-    if (packed)
-      for (std::size_t i = 0; i < nf; ++i) {
-        sbuf[p][i].resize(static_cast<std::size_t>(g.faces[i].count));
-        rbuf[p][i].resize(static_cast<std::size_t>(g.faces[i].count));
-      }
-  }
+  face_buffers buffers(g, packed);
+  auto& sbuf = buffers.send;
+  auto& rbuf = buffers.recv;
   // Per block: the halos it reads (face indices).
   std::vector<std::vector<std::size_t>> halos(nb);
   for (std::size_t b = 0; b < nb; ++b)
