@@ -148,6 +148,12 @@ void scheduler::release_successors(worker* w, task* t) {
 }
 
 void scheduler::complete(worker* w, task* t) {
+  if (t->flags & detail::flag_versions) {
+    // Its failure status is final here (as release_successors would mark it), and settled
+    // before a successor that writes the same version can run and settle it too.
+    if (cancel_active_.load(std::memory_order_acquire) != 0) mark_if_cancelled(t);
+    settle_written_versions(t);
+  }
   release_successors(w, t);
   const std::uint32_t flags = t->flags;
   // Before the parent hears of it: a wait_all that returns has told the watcher of every

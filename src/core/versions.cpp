@@ -246,16 +246,24 @@ void copy_back_renamed(task_versions* tv) {
 
 }  // namespace
 
-void complete_versions(task* t) noexcept {
+void settle_written_versions(task* t) noexcept {
   auto* tv = static_cast<task_versions*>(t->versions);
-  if (tv == nullptr) return;
+  if (tv == nullptr || tv->written.empty()) return;
   const bool failed = sched::has_failed(t);
-  if (!tv->renamed.empty()) copy_back_renamed(tv);  // its children are done
   for (version* v : tv->written) {
     v->writer_failed.store(failed, std::memory_order_release);
     // Its value is good: the version it replaced is no longer needed for a copy-back.
     if (!failed && v->prev != nullptr) drop(std::exchange(v->prev, nullptr));
   }
+  tv->written.clear();
+}
+
+void complete_versions(task* t) noexcept {
+  auto* tv = static_cast<task_versions*>(t->versions);
+  if (tv == nullptr) return;
+  settle_written_versions(t);  // the root's, at the runtime's end
+  const bool failed = sched::has_failed(t);
+  if (!tv->renamed.empty()) copy_back_renamed(tv);  // its children are done
   for (version* v : tv->held) {
     version_object* o = v->owner;
     if (failed) v->tainted.store(true, std::memory_order_relaxed);

@@ -17,7 +17,13 @@
 
 namespace hytask::core {
 
-// For a completing task with flag_versions: releases the versions it holds and, as a parent,
+// For a completing task with flag_versions, once its failure status is final and before its
+// successors are released: records whether the versions it wrote hold good values, and drops
+// the older values they kept for a failed writer. Before the successors: a successor writing
+// the same version in place (over the cap) would settle it too, concurrently.
+void settle_written_versions(detail::task* t) noexcept;
+
+// For a completing task with flag_versions (after settle_written_versions): releases the versions it holds and, as a parent,
 // copies back the objects its children renamed. Before its parent counts it done.
 void complete_versions(detail::task* t) noexcept;
 
