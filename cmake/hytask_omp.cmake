@@ -50,6 +50,7 @@ set(HYTASK_OMP_SOURCES
   ${PROJECT_SOURCE_DIR}/src/omp/ompt_tool.cpp
   ${PROJECT_SOURCE_DIR}/src/omp/progress_thread.cpp
   ${PROJECT_SOURCE_DIR}/src/omp/session.cpp
+  ${PROJECT_SOURCE_DIR}/src/omp/task_priority.cpp
 )
 
 function(hytask_omp_library name hytask_lib)
@@ -57,6 +58,12 @@ function(hytask_omp_library name hytask_lib)
   target_link_libraries(${name} PUBLIC ${hytask_lib} OpenMP::OpenMP_CXX ${CMAKE_DL_LIBS})
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src)
   target_compile_options(${name} PRIVATE ${HYTASK_WARNINGS})
+  # OMP_MAX_TASK_PRIORITY's default from the executable's .preinit_array, which only a static
+  # library can contribute to (src/omp/task_priority.hpp).
+  get_target_property(type ${name} TYPE)
+  if(type STREQUAL "STATIC_LIBRARY")
+    target_compile_definitions(${name} PRIVATE HYTASK_OMP_PREINIT=1)
+  endif()
   if(HYTASK_OMP_TOOLS_H)
     target_include_directories(${name} PRIVATE ${PROJECT_BINARY_DIR}/omp-tools)
     target_compile_definitions(${name} PRIVATE HYTASK_HAVE_OMPT=1)

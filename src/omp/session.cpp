@@ -17,6 +17,7 @@
 #include "hytask/runtime.hpp"
 #include "omp/layer.hpp"
 #include "omp/progress_thread.hpp"
+#include "omp/task_priority.hpp"
 
 namespace hytask::omp {
 
@@ -211,6 +212,8 @@ session_stats session::stats() const {
   out.ompt_polls = L.ompt_polls.load(std::memory_order_relaxed);
   out.fulfilled = L.fulfilled.load(std::memory_order_relaxed);
   out.openmp_runtime = openmp_runtime();
+  out.max_task_priority = omp_get_max_task_priority();
+  out.task_priority = detail::task_priority_state();
   if (impl_->thread) {
     out.thread_polls = impl_->thread->polls();
     out.thread_aside = impl_->thread->aside();

@@ -15,6 +15,8 @@
 //                         environment makes the session refuse): "caught: <message>"
 //   omp_checks truncate   a request that fails ends the job with a message naming it
 //   omp_checks state      prints whether OMPT is active, and why
+//   omp_checks priority   priority clauses take effect without OMP_MAX_TASK_PRIORITY in the
+//                         environment (hytask_omp sets it); the environment's value wins
 // Each prints "omp_checks <scenario>: ok" when its checks pass; a guard turns a hang into a
 // failure that names the scenario.
 #include <mpi.h>
@@ -341,6 +343,39 @@ bool commtask() {
   return true;
 }
 
+// Priority clauses: with OMP_MAX_TASK_PRIORITY unset, hytask_omp raised the ICV before the
+// OpenMP runtime read it; a value in the environment is kept. Under libgomp, a team of one
+// thread defers its tasks: created with priorities 3, 2, 1, they run in that order (with the
+// clauses ignored, libgomp runs the newest first: 1, 2, 3).
+bool priority() {
+  hytask::omp::session hs;
+  const auto st = hs.stats();
+  const char* env = std::getenv("OMP_MAX_TASK_PRIORITY");
+  std::printf("omp_checks priority: rank %d: max task priority %d (%s)\n", g_rank,
+              st.max_task_priority, st.task_priority);
+  const bool from_env = std::strstr(st.task_priority, "from the environment") != nullptr;
+  const int expected = from_env ? std::atoi(env) : 1000000;
+  if (st.max_task_priority != expected)
+    fail("omp_get_max_task_priority() is " + std::to_string(st.max_task_priority) + ", expected " +
+         std::to_string(expected) + " (" + st.task_priority + ")");
+  if (std::strcmp(hytask::omp::openmp_runtime(), "libgomp") != 0 || expected == 0) return true;
+  std::vector<int> order;
+#pragma omp parallel num_threads(1)
+#pragma omp single
+  {
+    for (int p = 3; p >= 1; --p) {
+#pragma omp task priority(p) shared(order)
+      order.push_back(p);
+    }
+#pragma omp taskwait
+  }
+  if (order != std::vector<int>{3, 2, 1})
+    fail("tasks of priorities 3, 2, 1 (created in that order) ran as " + std::to_string(order[0]) +
+         ", " + std::to_string(order[1]) + ", " + std::to_string(order[2]) +
+         ": the priority clauses were ignored");
+  return true;
+}
+
 // The program initialised MPI with MPI_THREAD_FUNNELED: the session refuses, naming the level.
 bool misuse(const std::string& what) {
   try {
@@ -428,6 +463,7 @@ int main(int argc, char** argv) {
   else if (s == "commtask") ok = commtask();
   else if (s == "loops") ok = loops();
   else if (s == "truncate") ok = truncate();
+  else if (s == "priority") ok = priority();
   else if (s == "state") {
     hytask::omp::session hs;
     print_stats(hs);

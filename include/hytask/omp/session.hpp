@@ -50,6 +50,11 @@ struct session_stats {
   std::uint64_t thread_aside = 0;  // looks of that thread that left the polling to OMPT
   std::uint64_t fulfilled = 0;     // events fulfilled by hytask::omp::fulfill_when
   const char* openmp_runtime = "";  // openmp_runtime()
+  // omp_get_max_task_priority(), and where it came from: hytask_omp sets
+  // OMP_MAX_TASK_PRIORITY when the environment leaves it unset, so that priority clauses take
+  // effect (docs/omp.md).
+  int max_task_priority = 0;
+  const char* task_priority = "";
 };
 
 class session {
