@@ -8,8 +8,8 @@
 namespace hytask::omp::detail {
 
 progress_thread::progress_thread(mpi::detail::engine& e, std::int64_t min_ns, std::int64_t max_ns,
-                                 bool ompt)
-    : engine_(e), period_(min_ns, max_ns), ompt_(ompt) {
+                                 bool ompt, int workers)
+    : engine_(e), period_(min_ns, max_ns), ompt_(ompt), idle_(workers) {
   thread_ = std::thread([this] { run(); });
 }
 
@@ -70,6 +70,12 @@ void progress_thread::run() {
       const core::poll_result r = engine_.poll();
       if (engine_.polls() != before) polls_.fetch_add(1, std::memory_order_relaxed);
       sleep_ns = static_cast<long>(period_.after(r));
+      // The OpenMP threads left a core idle since the last look (waiting for these requests,
+      // typically): polling costs the compute nothing, and latency counts.
+      if (idle_.idle()) {
+        period_.reset();
+        sleep_ns = static_cast<long>(period_.min());
+      }
       aside_sleep = period_.max();
     }
     polls_seen = engine_.polls();

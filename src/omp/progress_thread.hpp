@@ -8,7 +8,9 @@
 // poll and sleeps twice as long, up to 16 times HYTASK_PROGRESS_MAX_US; when nobody did — every
 // OpenMP thread is in a long task, or idle without callbacks — it polls, and is back on its
 // own period. A wake costs the core's compute 20-50 us on these virtual machines (DESIGN.md,
-// the backstop), hence the long sleeps while it is not needed. An OpenMP thread that starts
+// the backstop), hence the long sleeps while it is not needed. While the OpenMP threads leave
+// a core idle (core::idle_meter: waiting for these requests, typically) it polls on its
+// shortest period: a poll costs the compute nothing then, and it sees completions at once. An OpenMP thread that starts
 // a wait (barrier, taskwait) while requests are pending may go idle with no callback after
 // it: it wakes the thread from a long sleep, and the thread's next look polls, on its
 // shortest period again.
@@ -20,13 +22,16 @@
 
 #include "comm/engine.hpp"
 #include "comm/polling_period.hpp"
+#include "core/idle_meter.hpp"
 
 namespace hytask::omp::detail {
 
 class progress_thread {
  public:
   // `ompt`: OMPT callbacks poll too (stand aside while they do).
-  progress_thread(mpi::detail::engine& e, std::int64_t min_ns, std::int64_t max_ns, bool ompt);
+  // `workers`: the OpenMP threads that compute (core::idle_meter).
+  progress_thread(mpi::detail::engine& e, std::int64_t min_ns, std::int64_t max_ns, bool ompt,
+                  int workers);
   ~progress_thread();  // stops and joins
   progress_thread(const progress_thread&) = delete;
   progress_thread& operator=(const progress_thread&) = delete;
@@ -46,6 +51,7 @@ class progress_thread {
   mpi::detail::engine& engine_;
   mpi::detail::polling_period period_;
   const bool ompt_;
+  core::idle_meter idle_;
   std::atomic<std::uint32_t> word_{0};   // the thread sleeps on it; wakes and stop bump it
   std::atomic<bool> parked_{false};      // sleeping with nothing pending
   std::atomic<bool> dozing_{false};      // in a long sleep, standing aside

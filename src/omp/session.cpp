@@ -4,9 +4,11 @@
 #include "hytask/omp/session.hpp"
 
 #include <dlfcn.h>
+#include <sched.h>
 #include <mpi.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -42,6 +44,15 @@ const char* policy_name(progress_policy p) {
     case progress_policy::thread: break;
   }
   return "thread";
+}
+
+// The threads that compute: the OpenMP team's size, within the CPUs the process may use.
+int compute_threads() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  const int threads = omp_get_max_threads();
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return threads;
+  return std::max(1, std::min(threads, CPU_COUNT(&set)));
 }
 
 }  // namespace
@@ -144,7 +155,7 @@ void session::impl::start(int* argc, char*** argv, const config& cfg) {
   if (progress == progress_policy::thread) {
     thread = std::make_unique<detail::progress_thread>(
         e, static_cast<std::int64_t>(s.progress_min_us) * 1000,
-        static_cast<std::int64_t>(s.progress_max_us) * 1000, ompt);
+        static_cast<std::int64_t>(s.progress_max_us) * 1000, ompt, compute_threads());
     L.thread.store(thread.get(), std::memory_order_release);
   }
   L.engine.store(&e, std::memory_order_release);
