@@ -8,6 +8,7 @@
 
 #include "core/deque.hpp"
 #include "core/fifo_levels.hpp"
+#include "core/idle_meter.hpp"
 #include "core/ready_heap.hpp"
 #include "hytask/hytask.hpp"
 
@@ -183,5 +184,13 @@ static void BM_ForkJoin(benchmark::State& state) {
   for (auto _ : state) hytask::parallel_for(0, 4, [](int i) { benchmark::DoNotOptimize(i); });
 }
 BENCHMARK(BM_ForkJoin);
+
+// What a progress thread pays per look to know whether the compute left a core idle (an OMP
+// session's thread, each wake): a monotonic and a process CPU-time clock read.
+static void BM_IdleMeterLook(benchmark::State& state) {
+  hytask::core::idle_meter m(1);
+  for (auto _ : state) benchmark::DoNotOptimize(m.idle());
+}
+BENCHMARK(BM_IdleMeterLook);
 
 BENCHMARK_MAIN();
