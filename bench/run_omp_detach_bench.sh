@@ -28,7 +28,8 @@
 #   mpich-async.peers hybrid-nonblocking --tests 0 with MPICH_ASYNC_PROGRESS=1
 # Every job uses the same --block, which also sets the compute's cache blocking, so that the
 # variants compute alike; 16x128x0 keeps omp-detach within libgomp's 64 tasks per thread
-# with a window of 2 iterations at SIZE 256 on 2 ranks (docs/jacobi3d.md).
+# (one iteration per taskwait, its default there; up to 2 at SIZE 256 on 2 ranks,
+# docs/jacobi3d.md).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${HYTASK_BUILD_DIR:-$root/build}

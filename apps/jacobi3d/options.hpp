@@ -30,6 +30,9 @@ bool uses_omp_session(variant v);  // omp-detach: a hytask::omp::session around 
 enum class decomposition { d1, d3 };
 enum class halo_mode { datatype, packed };
 
+// dataflow's and intercepted's run-ahead window when --window is not given.
+inline constexpr int default_window = 3;
+
 struct options {
   std::vector<variant> variants;
   std::vector<unsigned> tests = {0};     // X: MPI_Testall calls per iteration (mpi/hybrid-nonblocking)
@@ -39,7 +42,7 @@ struct options {
   int radius = 1;                        // 1: the 6-point stencil, 4: the 24-point stencil
   decomposition decomp = decomposition::d1;
   halo_mode halo = halo_mode::datatype;
-  int window = 3;                        // dataflow: iterations in flight at most
+  int window = 0;                        // iterations in flight at most; 0: the variant's default
   int threads = 0;                       // 0: cores available to this process / ranks on its node
   bool breakdown = true;                 // also time compute alone and communication alone
   std::string csv;                       // file, or "-" for stdout

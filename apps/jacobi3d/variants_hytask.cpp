@@ -132,7 +132,7 @@ pass_result run_dataflow(const domain& g, const fields& f, const pass_args& a) {
   // chain, and ready blocks run newest first, so the blocks the next send needs (those of
   // older iterations, in the cone under the boundary) starved: a trace showed 70 ms without
   // a message. The window keeps older work in reach, and tasks in flight bounded.
-  const int window = std::max(1, g.opts.window);
+  const int window = g.opts.window > 0 ? g.opts.window : default_window;
   std::vector<std::unique_ptr<hytask::event>> done(static_cast<std::size_t>(window));  // a ring
   pass_result res;
   MPI_Barrier(g.comm);
@@ -223,7 +223,7 @@ pass_result run_intercepted(const domain& g, const fields& f, const pass_args& a
   // One exchange at a time: the exchange of k + 1 reads blocks of k, which read k's halos.
   plain_exchange ex(g);
 
-  const int window = std::max(1, g.opts.window);
+  const int window = g.opts.window > 0 ? g.opts.window : default_window;
   std::vector<std::unique_ptr<hytask::event>> done(static_cast<std::size_t>(window));
   pass_result res;
   MPI_Barrier(g.comm);

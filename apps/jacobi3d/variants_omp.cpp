@@ -62,10 +62,14 @@ pass_result run_omp_detach(const domain& g, const fields& f, const pass_args& a)
   const block_graph graph(g, blocks);
   const bool packed = g.opts.halo == halo_mode::packed;
   const std::size_t nf = g.faces.size(), nb = blocks.boxes.size();
-  int window = std::max(1, g.opts.window);
   // libgomp: tasks per iteration (blocks, halo tasks, the marker) times the window stay
   // within its throttle, 64 tasks per thread.
   const bool drain = std::strcmp(hytask::omp::openmp_runtime(), "libgomp") == 0;
+  // libomp: dataflow's window. libgomp: batches of one iteration, each ended by a taskwait,
+  // as an OpenMP program would write it, unless --window asks for more: larger batches
+  // measured slower (2 iterations: 20.7-21.9 ms against 18.1-19.2 for 1,
+  // docs/benchmarks.md#omp-detach).
+  int window = g.opts.window > 0 ? g.opts.window : drain ? 1 : default_window;
   if (std::strcmp(hytask::omp::openmp_runtime(), "libomp") == 0 && a.threads < 2)
     throw usage_error("omp-detach under libomp needs --threads 2 or more: libomp runs a team of one thread "
                       "serialised and aborts when a detached task is fulfilled after its body returned; "
