@@ -53,6 +53,7 @@ TEST(Throttle, TenMillionDependentTasksRunInBoundedMemory) {
   hytask::runtime rt(hytask::config{.threads = 2});
   const long n = hytask_test::scaled(10000000);
   std::vector<unsigned long> slots(64, 0);
+  hytask_test::reset_peak_rss();
   long rss_before = hytask_test::current_rss_kib();
   std::uint64_t rng = 12345;
   for (long i = 0; i < n; ++i) {
@@ -71,6 +72,7 @@ TEST(Throttle, IndependentTasksRunInBoundedMemory) {
   hytask::runtime rt(hytask::config{.threads = 2});
   const long n = hytask_test::scaled(10000000);
   std::atomic<long> sum{0};
+  hytask_test::reset_peak_rss();
   long rss_before = hytask_test::current_rss_kib();
   for (long i = 0; i < n; ++i) hytask::spawn([&sum] { sum.fetch_add(1, std::memory_order_relaxed); });
   hytask::wait_all();

@@ -1,6 +1,8 @@
 // Helpers shared by the unit tests.
 #pragma once
 
+#include <cstdio>
+
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -35,6 +37,15 @@ inline long status_kib(const char* field) {
 
 // Peak resident set size of this process, in KiB (VmHWM).
 inline long peak_rss_kib() { return status_kib("VmHWM:"); }
+
+// Starts the peak (VmHWM) again from the current RSS (Linux >= 4.0), so that a test measures
+// its own peak, not an earlier test's in the same process (--gtest_repeat, a filter of many).
+inline void reset_peak_rss() {
+  if (FILE* f = std::fopen("/proc/self/clear_refs", "w")) {
+    std::fputs("5", f);
+    std::fclose(f);
+  }
+}
 
 inline long current_rss_kib() { return status_kib("VmRSS:"); }
 
