@@ -140,10 +140,11 @@ bool failed_by_cancellation(task* t) noexcept {
 
 void leave_group(task* t) noexcept {
   group_state* own = t->group;
-  if (own->cancelled.load(std::memory_order_acquire)) {
-    mark_if_cancelled(t);
+  // complete() marked it before its successors were released, if its group was cancelled
+  // by then; a cancel after that leaves it a completed task.
+  if (t->error == cancel_marker()) {
     // The cause reaches the wait_all that covers the group's tasks (first exception wins).
-    if (t->error == cancel_marker() && own->cause && t->parent != nullptr)
+    if (own->cancelled.load(std::memory_order_acquire) && own->cause && t->parent != nullptr)
       sched::record_error(t->parent, own->cause);
   } else if (sched::has_failed(t) && t->error != cancel_marker() && !is_task_cancelled(t->error)) {
     // A task of the group that failed cancels the group, with its exception.

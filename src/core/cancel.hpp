@@ -38,18 +38,19 @@ void join_group(detail::task* t, detail::group_state* g) noexcept;
 // its body should run.
 bool start_or_skip(detail::task* t) noexcept;
 
-// Where t completes, before its successors are released, while cancel_active(): a task
-// completing after its group was cancelled counts as cancelled — its successors are skipped.
-// (Tasks without successors need no mark; their group's tasks are marked in leave_group.)
+// Where t completes, before its successor list closes, while cancel_active() or its group is
+// cancelled: a task completing after its group (or an ancestor's) was cancelled counts as
+// cancelled — its successors, and tasks that name it later, are skipped. Its status is not
+// written after the close: add_edge reads it from other threads.
 void mark_if_cancelled(detail::task* t) noexcept;
 
 // For a completing task that failed: whether the failure is a cancellation — it was cancelled,
 // or a task_cancelled (an interrupted MPI call) left its body while it was.
 bool failed_by_cancellation(detail::task* t) noexcept;
 
-// Where a task spawned into a group completes, before its parent counts it: marks it
-// cancelled if its group was, reports the group's cause to its parent, cancels its group when
-// it failed, and leaves the group.
+// Where a task spawned into a group completes (after complete() marked it, if its group was
+// cancelled), before its parent counts it: reports the group's cause to its parent if it was
+// cancelled, cancels its group when it failed, and leaves the group. Reads t's status only.
 void leave_group(detail::task* t) noexcept;
 
 // The whole job on this rank: every task, spawned before or after, until end_job_cancel

@@ -107,8 +107,6 @@ void scheduler::publish_children(task* t) {
 void scheduler::release_successors(worker* w, task* t) {
   const std::uint32_t n = t->nsucc.exchange(detail::successors_closed, std::memory_order_acq_rel);
   if (n == 0) return;
-  // Completing after its group was cancelled, it counts as cancelled (core/cancel.hpp).
-  if (cancel_active_.load(std::memory_order_acquire) != 0) mark_if_cancelled(t);
   // A task that failed (its body threw, it was skipped, or a child failed) fails its
   // successors: they are skipped, and fail theirs in turn.
   const bool failed = has_failed(t);
@@ -148,12 +146,17 @@ void scheduler::release_successors(worker* w, task* t) {
 }
 
 void scheduler::complete(worker* w, task* t) {
-  if (t->flags & detail::flag_versions) {
-    // Its failure status is final here (as release_successors would mark it), and settled
-    // before a successor that writes the same version can run and settle it too.
-    if (cancel_active_.load(std::memory_order_acquire) != 0) mark_if_cancelled(t);
-    settle_written_versions(t);
-  }
+  // Its failure status is decided here, once, before its successor list closes: a task
+  // spawned later that names it reads the status through that close (add_edge), and a
+  // successor writing the same version would settle it too. Completing after its group was
+  // cancelled, it counts as cancelled (core/cancel.hpp); a cancel after this does not change
+  // it. Nothing writes its flags or error from here on.
+  if ((t->flags & detail::flag_grouped) || cancel_active_.load(std::memory_order_acquire) != 0)
+    mark_if_cancelled(t);
+  // A failure that counts (a cancellation does not): failed_by_cancellation may normalise
+  // the error, so it runs before the close as well.
+  const bool counted_failure = has_failed(t) && !failed_by_cancellation(t);
+  if (t->flags & detail::flag_versions) settle_written_versions(t);
   release_successors(w, t);
   const std::uint32_t flags = t->flags;
   // Before the parent hears of it: a wait_all that returns has told the watcher of every
@@ -178,7 +181,7 @@ void scheduler::complete(worker* w, task* t) {
     // An exception is only possible if the body threw or a child passed one up. The parent
     // learns the first exception and how many tasks failed, to report at its wait_all.
     // A cancelled task is no failure (leave_group reported the cause, if any).
-    if (has_failed(t) && !failed_by_cancellation(t)) {
+    if (counted_failure) {
       record_error(p, t->error);
       std::uint32_t threw = t->children_threw.load(std::memory_order_relaxed);
       std::uint32_t skipped = t->children_skipped.load(std::memory_order_relaxed);
