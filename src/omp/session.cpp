@@ -4,7 +4,6 @@
 #include "hytask/omp/session.hpp"
 
 #include <dlfcn.h>
-#include <sched.h>
 #include <mpi.h>
 #include <omp.h>
 
@@ -15,6 +14,7 @@
 #include <thread>
 
 #include "comm/comm.hpp"
+#include "core/topology.hpp"
 #include "hytask/errors.hpp"
 #include "hytask/runtime.hpp"
 #include "omp/layer.hpp"
@@ -48,11 +48,8 @@ const char* policy_name(progress_policy p) {
 
 // The threads that compute: the OpenMP team's size, within the CPUs the process may use.
 int compute_threads() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  const int threads = omp_get_max_threads();
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return threads;
-  return std::max(1, std::min(threads, CPU_COUNT(&set)));
+  const int allowed = static_cast<int>(core::topology::get().pus);
+  return std::max(1, std::min(omp_get_max_threads(), allowed));
 }
 
 }  // namespace

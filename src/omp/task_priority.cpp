@@ -62,8 +62,7 @@ void before_libraries(int, char** argv, char** envp) {
 #endif
 
 [[gnu::constructor]] void before_main() {
-  if (const char* v = std::getenv(kVariable)) {
-    (void)v;
+  if (std::getenv(kVariable) != nullptr) {
     g_state = std::getenv(kMarker) != nullptr
                   ? "OMP_MAX_TASK_PRIORITY=1000000 set by hytask_omp: priority clauses take effect"
                   : "OMP_MAX_TASK_PRIORITY from the environment";
