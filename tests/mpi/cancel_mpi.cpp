@@ -146,12 +146,14 @@ struct stuck_tasks {
   double small = 0, small_in = 0, in[4] = {0, 0, 0, 0};
   std::vector<double> big_in;
   std::atomic<int> recv_cancelled{0}, recv_completed{0}, sends_resumed{0}, queued_ran{0}, gated_ran{0};
+  std::atomic<int> started{0};  // of the unmatched receive and the two stray sends
   int x = 0;  // written by the unmatched receive's task: its successors cannot start before it
 
   void spawn(int peer_out, int peer_in, int queued) {
     big.assign(1 << 20, 1.0 + hytask::mpi::rank());  // 8 MiB: rendezvous
     big_in.assign(1 << 20, 0.0);
     hytask::spawn({.name = "unmatched recv"}, [this, peer_in] {
+      started++;
       try {
         hytask::mpi::recv(in, 4, MPI_DOUBLE, peer_in, 99);
         recv_completed++;
@@ -163,6 +165,7 @@ struct stuck_tasks {
     // Sends whose receiving tasks (on peer_out) wait for the unmatched receive: nobody will
     // match them.
     hytask::spawn({.name = "stray large send"}, [this, peer_out] {
+      started++;
       try {
         hytask::mpi::send(big.data(), static_cast<MPI_Count>(big.size()), MPI_DOUBLE, peer_out, 77);
       } catch (const hytask::task_cancelled&) {
@@ -171,6 +174,7 @@ struct stuck_tasks {
     });
     small = 1000.0 + hytask::mpi::rank();
     hytask::spawn({.name = "stray small send"}, [this, peer_out] {
+      started++;
       try {
         hytask::mpi::send(&small, 1, MPI_DOUBLE, peer_out, 78);
       } catch (const hytask::task_cancelled&) {
@@ -190,6 +194,16 @@ struct stuck_tasks {
         queued_ran++;
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
       }, hytask::in(x));
+  }
+  // Main runs tasks until the unmatched receive and both sends have started, then waits for
+  // every rank to get there: a task the cancellation finds not started is skipped (rightly),
+  // and then the checks below would not see what they test. Under TSan with more ranks than
+  // cores, a fixed sleep was not enough (a CI run skipped a stray send).
+  void wait_started() {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (started.load() < 3 && std::chrono::steady_clock::now() < end) hytask::this_task::yield();
+    check(started.load() == 3, "the stuck tasks did not start within a minute");
+    hytask::mpi::barrier();
   }
   void check_after(const char* how) {
     std::string h(how);
@@ -216,7 +230,8 @@ void collective() {
   const int right = (rank + 1) % size, left = (rank + size - 1) % size;
   stuck_tasks s;
   s.spawn(right, left, 20);
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the tasks post and suspend
+  s.wait_started();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the tasks post and suspend
   hytask::mpi::cancel_collective();
   check(!hytask::mpi::job_cancelled(), "the job is still cancelled after cancel_collective");
   check(!hytask::this_task::cancelled(), "main still sees a cancellation");
@@ -238,6 +253,7 @@ void broadcast(bool settle) {
   stuck_tasks& s = *g_stuck;
   if (!settle) {
     s.spawn(right, left, 5);  // strays that the runtime's end must drain
+    s.wait_started();
   } else {
     hytask::spawn({.name = "unmatched recv from 0"}, [&s] {
       try {
