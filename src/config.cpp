@@ -322,6 +322,22 @@ const std::vector<knob>& knobs() {
                                  [](unsigned v) { return v <= 1000000; }),
        [](const settings& s) { return std::to_string(s.ompt_poll_us); }},
 
+      {"HYTASK_OMP_POLL_DELAY_US", "omp_poll_delay_us", "an integer from 0 to 100000 (microseconds)",
+       "OpenMP programs: after a request is handed to hytask, the session polls MPI only once "
+       "no other has been handed over for this long (at most 4 times this after the first), so "
+       "that every receive and send of an exchange is posted before progress answers the peer "
+       "(0: poll at once)",
+       [](settings& s) { s.omp_poll_delay_us = 100; },
+       [](const std::string& t, settings& s) {
+         auto v = parse_uint(t);
+         if (!v || *v > 100000) return false;
+         s.omp_poll_delay_us = static_cast<unsigned>(*v);
+         return true;
+       },
+       explicit_number<unsigned>(&config::omp_poll_delay_us, &settings::omp_poll_delay_us,
+                                 [](unsigned v) { return v <= 100000; }),
+       [](const settings& s) { return std::to_string(s.omp_poll_delay_us); }},
+
       {"HYTASK_BACKSTOP_US", "backstop_us", "an integer from 0 to 1000000 (microseconds; 0 = off)",
        "with HYTASK_PROGRESS=workers, a sleeping thread polls when MPI operations are pending "
        "and no worker has polled for this long (every worker runs a long task)",

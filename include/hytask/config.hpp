@@ -50,6 +50,7 @@ struct config {
   std::optional<bool> node_stats{};             // HYTASK_NODE_STATS: 1 | 0
   std::optional<ompt_use> ompt{};               // HYTASK_OMPT: auto | on | off (hytask::omp)
   std::optional<unsigned> ompt_poll_us{};       // HYTASK_OMPT_POLL_US: OMPT polls' spacing
+  std::optional<unsigned> omp_poll_delay_us{};  // HYTASK_OMP_POLL_DELAY_US: first poll after a hand-over
   std::optional<unsigned> watchdog_s{};         // HYTASK_WATCHDOG_S: 0 = off
   std::optional<hytask::order_check> order_check{};  // HYTASK_ORDER_CHECK: warn | error | off
   std::optional<unsigned> phase_window{};       // HYTASK_PHASE_WINDOW: active global phases
@@ -78,6 +79,7 @@ struct settings {
   bool node_stats = false;
   ompt_use ompt = ompt_use::automatic;
   unsigned ompt_poll_us = 0;
+  unsigned omp_poll_delay_us = 0;
   unsigned watchdog_s = 0;
   hytask::order_check order_check = hytask::order_check::warn;
   unsigned phase_window = 0;

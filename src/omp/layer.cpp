@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 
+#include "core/clock.hpp"
 #include "core/stderr_drain.hpp"
 #include "hytask/errors.hpp"
 #include "omp/progress_thread.hpp"
@@ -39,6 +40,12 @@ void hand_over(mpi::detail::operation* op) {
     auto* w = new outstanding_waiter;
     w->fire = &count_completion;
     op->done.add_waiter(w);  // fires at once if it completed meanwhile
+  }
+  if (L.poll_delay_ns > 0) {
+    const std::int64_t now = core::now_ns();
+    if (now - L.last_post_ns.load(std::memory_order_relaxed) >= L.poll_delay_ns)
+      L.burst_start_ns.store(now, std::memory_order_relaxed);
+    L.last_post_ns.store(now, std::memory_order_relaxed);
   }
   if (progress_thread* t = L.thread.load(std::memory_order_acquire)) t->registered();
 }

@@ -33,6 +33,23 @@ struct layer {
   std::int64_t ompt_poll_ns = 0;                   // HYTASK_OMPT_POLL_US
   std::atomic<std::int64_t> last_ompt_poll_ns{0};  // the rank's last poll from a callback
 
+  // HYTASK_OMP_POLL_DELAY_US: no poll until the hand-overs of a burst (an exchange's receives
+  // and sends, posted by one task after another) have stopped for this long. A poll between
+  // two of them can answer the peer's rendezvous before this rank's own send is posted, or
+  // start this rank's bulk data before it has matched the peer's: over one ordered channel
+  // (Open MPI's TCP connection per pair) the other message then waits behind the bulk data.
+  std::int64_t poll_delay_ns = 0;
+  std::atomic<std::int64_t> last_post_ns{0};    // the last hand-over
+  std::atomic<std::int64_t> burst_start_ns{0};  // the first of the current burst
+  // How long from `now` until a poll may run (<= 0: now): the burst's quiet time, at most 4
+  // delays after its first hand-over.
+  std::int64_t poll_wait(std::int64_t now) const noexcept {
+    if (poll_delay_ns == 0) return 0;
+    const std::int64_t quiet = last_post_ns.load(std::memory_order_relaxed) + poll_delay_ns;
+    const std::int64_t cap = burst_start_ns.load(std::memory_order_relaxed) + 4 * poll_delay_ns;
+    return (quiet < cap ? quiet : cap) - now;
+  }
+
   std::atomic<std::uint64_t> ompt_polls{0};
   std::atomic<std::uint64_t> fulfilled{0};
 };
@@ -43,7 +60,7 @@ layer& the_layer() noexcept;
 mpi::detail::engine& need_session(const char* what);
 
 // A request handed over: counts it as outstanding until it completes (a waiter on its
-// completion), and wakes the session's progress thread if it is parked.
+// completion), notes the time (poll_delay_ns), and tells the session's progress thread.
 void hand_over(mpi::detail::operation* op);
 
 // Prints "hytask: rank R: <message>" and ends the job (MPI_Abort): an error that arises on

@@ -10,8 +10,9 @@
 //
 // Callbacks run for every OpenMP program that links this library, session or not; without
 // one they load a pointer and return. With one, a callback at a scheduling point polls when
-// requests are pending and HYTASK_OMPT_POLL_US have passed since the rank's last poll from a
-// callback: a clock read, and only while something is pending.
+// requests are pending, HYTASK_OMPT_POLL_US have passed since the rank's last poll from a
+// callback, and none was handed over in the last HYTASK_OMP_POLL_DELAY_US (layer.hpp): a
+// clock read, and only while something is pending.
 //
 // Where they poll, measured on libomp 14 (a completion calls omp_fulfill_event there):
 //   - task switches (a task completes, yields or starts: task_schedule), task creation, the
@@ -54,7 +55,8 @@ inline void scheduling_point(bool starts_wait) {
   layer& L = the_layer();
   if (L.outstanding.load(std::memory_order_relaxed) <= 0) return;
   const std::int64_t now = core::now_ns();
-  const bool due = now - L.last_ompt_poll_ns.load(std::memory_order_relaxed) >= L.ompt_poll_ns;
+  const bool due = now - L.last_ompt_poll_ns.load(std::memory_order_relaxed) >= L.ompt_poll_ns &&
+                   L.poll_wait(now) <= 0;
   if (!due && !starts_wait) return;
   L.users.fetch_add(1, std::memory_order_seq_cst);
   if (mpi::detail::engine* e = L.ompt_engine.load(std::memory_order_seq_cst)) {

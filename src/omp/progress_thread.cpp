@@ -1,8 +1,17 @@
 #include "omp/progress_thread.hpp"
 
-#include <algorithm>
+#include <sys/timerfd.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "core/clock.hpp"
 #include "core/futex.hpp"
+#include "omp/layer.hpp"
 #include "core/thread_name.hpp"
 
 namespace hytask::omp::detail {
@@ -10,13 +19,26 @@ namespace hytask::omp::detail {
 progress_thread::progress_thread(mpi::detail::engine& e, std::int64_t min_ns, std::int64_t max_ns,
                                  bool ompt, int workers)
     : engine_(e), period_(min_ns, max_ns), ompt_(ompt), idle_(workers) {
+  timer_ = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+  if (timer_ < 0)
+    throw std::runtime_error(std::string("hytask::omp::session: timerfd_create failed (") +
+                             std::strerror(errno) + "): the progress thread needs one file descriptor");
   thread_ = std::thread([this] { run(); });
 }
 
 progress_thread::~progress_thread() {
   stop_.store(true, std::memory_order_release);
   wake();
+  arm(1);
   thread_.join();
+  ::close(timer_);
+}
+
+void progress_thread::arm(std::int64_t ns) noexcept {
+  itimerspec t{};
+  t.it_value.tv_sec = static_cast<time_t>(ns / 1000000000);
+  t.it_value.tv_nsec = static_cast<long>(ns % 1000000000);
+  timerfd_settime(timer_, 0, &t, nullptr);
 }
 
 void progress_thread::wake() noexcept {
@@ -26,8 +48,11 @@ void progress_thread::wake() noexcept {
 
 void progress_thread::registered() noexcept {
   // The engine counted the request as pending (seq_cst) before this looks: against the
-  // thread's announce-then-look below, no registration is missed.
-  if (parked_.load(std::memory_order_seq_cst)) wake();
+  // thread's announce-then-look below, no registration is missed. The first hand-over that
+  // finds it parked arms the timer; `armed_` is cleared before the thread parks, so a timer
+  // armed under a stale look at `parked_` only makes a spurious wake.
+  if (parked_.load(std::memory_order_seq_cst) && !armed_.exchange(true, std::memory_order_acq_rel))
+    arm(std::max<std::int64_t>(1, the_layer().poll_delay_ns));
 }
 
 void progress_thread::openmp_thread_waits() noexcept {
@@ -46,9 +71,13 @@ void progress_thread::run() {
     const std::uint32_t seen = word_.load(std::memory_order_acquire);
     if (stop_.load(std::memory_order_acquire)) break;
     if (engine_.pending() == 0) {
+      armed_.store(false, std::memory_order_relaxed);
       parked_.store(true, std::memory_order_seq_cst);
-      if (engine_.pending() == 0 && !stop_.load(std::memory_order_acquire))
-        core::futex_wait(word_, seen);
+      if (engine_.pending() == 0 && !stop_.load(std::memory_order_acquire)) {
+        std::uint64_t fired;
+        while (::read(timer_, &fired, sizeof fired) < 0 && errno == EINTR) {
+        }
+      }
       parked_.store(false, std::memory_order_relaxed);
       period_.reset();  // a new exchange: its handshake wants an early poll
       aside_sleep = period_.max();
@@ -66,6 +95,11 @@ void progress_thread::run() {
       // An OpenMP thread may have gone idle waiting for these requests: from now on latency
       // counts, as for hytask's idle workers; the period grows again while nothing completes.
       if (waiter) period_.reset();
+      // An exchange is being posted: poll once its hand-overs have stopped.
+      if (const std::int64_t wait = the_layer().poll_wait(core::now_ns()); wait > 0) {
+        if (word_.load(std::memory_order_acquire) == seen) core::futex_wait(word_, seen, static_cast<long>(wait));
+        continue;
+      }
       const std::uint64_t before = engine_.polls();
       const core::poll_result r = engine_.poll();
       if (engine_.polls() != before) polls_.fetch_add(1, std::memory_order_relaxed);

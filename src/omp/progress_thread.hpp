@@ -14,6 +14,13 @@
 // a wait (barrier, taskwait) while requests are pending may go idle with no callback after
 // it: it wakes the thread from a long sleep, and the thread's next look polls, on its
 // shortest period again.
+//
+// It never polls within HYTASK_OMP_POLL_DELAY_US of a hand-over (layer.hpp says why). A
+// parked thread is not woken by the hand-over itself either: waking it would take the core
+// from the OpenMP thread that is about to post the exchange's next request (measured: the
+// two posts of a halo exchange 0.2 ms apart instead of 0.02), so a hand-over arms a timer
+// (timerfd) that wakes it once the delay has passed. A parked thread sleeps on that timer;
+// with the delay at 0 the timer is armed to fire at once.
 #pragma once
 
 #include <atomic>
@@ -47,13 +54,16 @@ class progress_thread {
  private:
   void run();
   void wake() noexcept;
+  void arm(std::int64_t ns) noexcept;  // the parked thread's timer: fires in `ns` (>= 1)
 
   mpi::detail::engine& engine_;
   mpi::detail::polling_period period_;
   const bool ompt_;
   core::idle_meter idle_;
   std::atomic<std::uint32_t> word_{0};   // the thread sleeps on it; wakes and stop bump it
-  std::atomic<bool> parked_{false};      // sleeping with nothing pending
+  std::atomic<bool> parked_{false};      // sleeping with nothing pending, on the timer
+  std::atomic<bool> armed_{false};       // a hand-over armed the timer during this park
+  int timer_ = -1;                       // timerfd
   std::atomic<bool> dozing_{false};      // in a long sleep, standing aside
   std::atomic<bool> waiter_{false};      // an OpenMP thread started a wait since the last look
   std::atomic<bool> stop_{false};

@@ -147,6 +147,7 @@ void session::impl::start(int* argc, char*** argv, const config& cfg) {
   mpi::detail::engine& e = mpi::detail::comm_system::instance()->eng();
   detail::layer& L = detail::the_layer();
   L.ompt_poll_ns = static_cast<std::int64_t>(rt->settings().ompt_poll_us) * 1000;
+  L.poll_delay_ns = static_cast<std::int64_t>(rt->settings().omp_poll_delay_us) * 1000;
   L.ompt_polls.store(0);
   L.fulfilled.store(0);
   if (progress == progress_policy::thread) {

@@ -17,6 +17,10 @@
 //   omp_checks state      prints whether OMPT is active, and why
 //   omp_checks priority   priority clauses take effect without OMP_MAX_TASK_PRIORITY in the
 //                         environment (hytask_omp sets it); the environment's value wins
+//   omp_checks delay      (HYTASK_OMP_POLL_DELAY_US=30000) no poll until hand-overs have
+//                         stopped for the delay: a receive whose message arrives 5 ms after
+//                         it completes only 30 ms after the next hand-over; while hand-overs
+//                         go on every 10 ms, one completes 4 delays after the first at most
 // Each prints "omp_checks <scenario>: ok" when its checks pass; a guard turns a hang into a
 // failure that names the scenario.
 #include <mpi.h>
@@ -439,6 +443,73 @@ bool truncate() {
   fail("the job went on after a failed request");
 }
 
+// HYTASK_OMP_POLL_DELAY_US=30000: rank 0 hands receives over, rank 1 sends their messages
+// 5 ms after the first; main sleeps meanwhile (the progress thread is the only poller).
+bool delay() {
+  hytask::omp::session hs;
+  using clock = std::chrono::steady_clock;
+  auto ms_since = [](clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(clock::now() - t).count();
+  };
+  constexpr int stream = 50;  // hand-overs every 10 ms in the second part
+  double a = 0, b = 0, c = 0, more[stream] = {};
+  if (g_rank == 1) {
+    const double x = 1;
+    MPI_Barrier(MPI_COMM_WORLD);
+    sleep_ms(5);
+    MPI_Send(&x, 1, MPI_DOUBLE, 0, 50, MPI_COMM_WORLD);
+    MPI_Send(&x, 1, MPI_DOUBLE, 0, 51, MPI_COMM_WORLD);
+    MPI_Barrier(MPI_COMM_WORLD);
+    sleep_ms(5);
+    MPI_Send(&x, 1, MPI_DOUBLE, 0, 52, MPI_COMM_WORLD);
+    MPI_Barrier(MPI_COMM_WORLD);  // after rank 0's stream
+    for (int i = 0; i < stream; ++i) MPI_Send(&x, 1, MPI_DOUBLE, 0, 60 + i, MPI_COMM_WORLD);
+    return true;
+  }
+  // Two hand-overs 20 ms apart: the first completes once 30 ms have passed after the second.
+  MPI_Barrier(MPI_COMM_WORLD);
+  const auto t0 = clock::now();
+  hytask::omp::commtask first, second, third, rest;
+  MPI_Request r;
+  MPI_Irecv(&a, 1, MPI_DOUBLE, 1, 50, MPI_COMM_WORLD, &r);
+  first.add(r);
+  sleep_ms(20);
+  MPI_Irecv(&b, 1, MPI_DOUBLE, 1, 51, MPI_COMM_WORLD, &r);
+  second.add(r);
+  while (!first.done() && ms_since(t0) < 5000) sleep_ms(1);
+  const double done_after = ms_since(t0);
+  if (!first.done()) fail("a receive handed over did not complete in 5 s");
+  if (done_after < 49.0)
+    fail("a receive completed " + std::to_string(done_after) +
+         " ms after its hand-over, before the 30 ms of HYTASK_OMP_POLL_DELAY_US had passed "
+         "after the next hand-over (20 ms later)");
+  first.finalize();
+  second.finalize();
+  // Hand-overs every 10 ms for 500 ms: the receive handed over first completes within 4
+  // delays (120 ms), not only after the stream.
+  MPI_Barrier(MPI_COMM_WORLD);
+  const auto t1 = clock::now();
+  MPI_Irecv(&c, 1, MPI_DOUBLE, 1, 52, MPI_COMM_WORLD, &r);
+  third.add(r);
+  double seen_after = -1;
+  for (int i = 0; i < stream; ++i) {
+    sleep_ms(10);
+    if (seen_after < 0 && third.done()) seen_after = ms_since(t1);
+    MPI_Irecv(&more[i], 1, MPI_DOUBLE, 1, 60 + i, MPI_COMM_WORLD, &r);
+    rest.add(r);
+  }
+  const double stream_ms = ms_since(t1);
+  MPI_Barrier(MPI_COMM_WORLD);
+  third.finalize();
+  rest.finalize();
+  if (seen_after < 0)
+    fail("while requests were handed over every 10 ms for " + std::to_string(stream_ms) +
+         " ms, none completed: polls waited for the hand-overs to stop, past 4 delays");
+  std::printf("omp_checks delay: rank 0: completed %.1f ms after its hand-over (quiet), %.1f ms "
+              "(during a stream of hand-overs)\n", done_after, seen_after);
+  return a == 1 && b == 1 && c == 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -464,6 +535,7 @@ int main(int argc, char** argv) {
   else if (s == "loops") ok = loops();
   else if (s == "truncate") ok = truncate();
   else if (s == "priority") ok = priority();
+  else if (s == "delay") ok = delay();
   else if (s == "state") {
     hytask::omp::session hs;
     print_stats(hs);
