@@ -42,6 +42,8 @@ options of run:
   --mtu BYTES           MTU of the links (default 1500; 9000 for jumbo frames)
   --local               do not make nodes: run on plain localhost (shared memory)
   --stats               print the bytes each node sent and received over its link
+  --capture FILE        record node 0's link with tcpdump into FILE (pcap; needs tcpdump),
+                        e.g. for bench/ob1_tcp_trace.py
   -h, --help            this text
 
 Without root, iproute2 or namespace support, run falls back to --local with a warning.
@@ -53,7 +55,7 @@ EOF
 }
 
 # ---- argument parsing ---------------------------------------------------------------------
-mpi=openmpi np="" nodes=2 rate=2gbit cpus=split local=0 stats=0 mtu=1500
+mpi=openmpi np="" nodes=2 rate=2gbit cpus=split local=0 stats=0 mtu=1500 capture=""
 
 parse_run_args() {
   while (($#)); do
@@ -72,6 +74,8 @@ parse_run_args() {
       --cpus=*) cpus=${1#*=}; shift ;;
       --local) local=1; shift ;;
       --stats) stats=1; shift ;;
+      --capture) [[ $# -ge 2 ]] || die "--capture needs a file name"; capture=$2; shift 2 ;;
+      --capture=*) capture=${1#*=}; shift ;;
       -h|--help) usage; exit 0 ;;
       --) shift; break ;;
       *) usage >&2; die "unknown option '$1' (the program to run goes after --)" ;;
@@ -306,6 +310,14 @@ run_cluster() {
     launch=("$exe" -launcher rsh -launcher-exec "$tmpdir/agent" -hosts "$hosts"
             -iface eth0 -n "$np" "${cmd[@]}")
   fi
+  local capturer=""
+  if [[ -n $capture ]]; then
+    command -v tcpdump >/dev/null || die "--capture needs tcpdump: apt-get install tcpdump"
+    # Whole packets (the analysis rebuilds the streams), a large buffer so that none is dropped.
+    ip netns exec "$head" tcpdump -i eth0 -s 0 -B 131072 -U -w "$capture" 2>/dev/null &
+    capturer=$!
+    sleep 0.5  # tcpdump is listening before the job starts
+  fi
   if [[ $mpi == openmpi ]]; then
     # Open MPI warns "setpgid failed" whenever the agent has exec'd before it asks: harmless.
     ip netns exec "$head" taskset -c "$(node_cpus 0)" "${launch[@]}" \
@@ -314,6 +326,11 @@ run_cluster() {
     ip netns exec "$head" taskset -c "$(node_cpus 0)" "${launch[@]}" &
   fi
   wait $! || status=$?
+  if [[ -n $capturer ]]; then
+    kill -INT "$capturer" 2>/dev/null || true
+    wait "$capturer" 2>/dev/null || true
+    say "capture of node 0's link: $capture"
+  fi
   ((stats)) && print_stats
   return $status
 }

@@ -11,8 +11,9 @@ HYTASK_BUILD_DIR="${HYTASK_BUILD_DIR:-$HYTASK_ROOT/build}"
 # Package list: compilers and build tools, the libraries the core needs, test and benchmark
 # tools, the OpenMP peers (GCC's libgomp comes with g++; Clang brings libomp), both MPIs,
 # for apps/hpl OpenBLAS and LAPACKE, with HPCC's HPL as its peer, for apps/cholesky's peers
-# ScaLAPACK (for each MPI) and StarPU-MPI, and for the overlap benchmark iproute2
-# (scripts/cluster.sh) and gnuplot (its plots).
+# ScaLAPACK (for each MPI) and StarPU-MPI, for the overlap benchmark iproute2
+# (scripts/cluster.sh) and gnuplot (its plots), python3 and tcpdump (cluster.sh --capture,
+# bench/ob1_tcp_trace.py and their tests, the Cholesky runner's summary).
 HYTASK_PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   libboost-context-dev libhwloc-dev
@@ -21,7 +22,7 @@ HYTASK_PACKAGES=(
   openmpi-bin libopenmpi-dev mpich libmpich-dev
   libopenblas-dev liblapacke-dev hpcc
   libscalapack-openmpi-dev libscalapack-mpich-dev libstarpu-dev
-  iproute2 gnuplot-nox
+  iproute2 gnuplot-nox python3 tcpdump
 )
 
 log() { printf '\033[1m[hytask]\033[0m %s\n' "$*" >&2; }

@@ -28,6 +28,21 @@ sent=$(sed -n 's/.*node 0 .*: sent \([0-9]*\) bytes.*/\1/p' "$out")
 [[ -n $sent ]] && ((sent >= 4194304)) || fail "node 0 sent only '${sent:-?}' bytes over its link: the data did not cross it"
 [[ -z $(leftovers $pid) ]] || fail "namespaces left behind: $(leftovers $pid)"
 
+# 1b. Open MPI: --capture records the link, and bench/ob1_tcp_trace.py finds the 4 MiB
+# message's rendezvous in it (sender's RNDV, receiver's ACK).
+if [[ $mpi == openmpi ]]; then
+  command -v tcpdump >/dev/null || fail "tcpdump is missing (scripts/setup.sh installs it)"
+  cap=$(mktemp --suffix=.pcap)
+  "$cluster" run --mpi "$mpi" -n 2 --capture "$cap" -- "$check" --expect-separate --bytes 4194304 >"$out" 2>&1 ||
+    { cat "$out"; fail "the job with --capture failed"; }
+  grep -q "capture of node 0's link: $cap" "$out" || { cat "$out"; fail "--capture did not say where it wrote"; }
+  trace=$(python3 "$(dirname "$cluster")/../bench/ob1_tcp_trace.py" "$cap" 2>&1)
+  echo "$trace"
+  n=$(sed -n 's/^rendezvous messages: \([0-9]*\);.*/\1/p' <<<"$trace")
+  [[ -n $n ]] && ((n >= 1)) || fail "no rendezvous found in the capture"
+  rm -f "$cap"
+fi
+
 # 2. A job that fails: its status comes back, and nothing is left behind.
 "$cluster" run --mpi "$mpi" -n 2 -- "$check" --no-such-option >"$out" 2>&1 &
 pid=$!
