@@ -136,7 +136,13 @@ def main(argv):
     for key in (a, b):
         buf, marks = stream([(t, s, p) for t, k, s, p in pk if k == key])
         name = 'r0->r1' if key[0] == lo else 'r1->r0'
-        frags += [(t - t0, name, kind, size, head) for t, kind, size, head in fragments(buf, marks)]
+        try:
+            cut = fragments(buf, marks)
+        except ValueError as e:
+            print('ob1_tcp_trace: %s: %s (%s): start the capture before the job, and capture whole '
+                  'packets' % (argv[1], e, name), file=sys.stderr)
+            return 2
+        frags += [(t - t0, name, kind, size, head) for t, kind, size, head in cut]
     frags.sort(key=lambda f: f[0])
     if '--events' in argv:
         for t, d, kind, size, _ in frags:
