@@ -11,8 +11,8 @@
 
 #include "core/clock.hpp"
 #include "core/futex.hpp"
-#include "omp/layer.hpp"
 #include "core/thread_name.hpp"
+#include "omp/layer.hpp"
 
 namespace hytask::omp::detail {
 
