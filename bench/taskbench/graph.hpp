@@ -245,9 +245,11 @@ class latency_log {
 
   // For each recorded task with predecessors, its last-finishing predecessor: if that one
   // ran on another worker, start(task) - end(predecessor) is a cross-worker sample (xlat),
-  // otherwise a same-worker one (slat). Medians and 99th percentiles, in ns.
+  // otherwise a same-worker one (slat). Medians and 99th percentiles, in ns. Locality:
+  // remote_inputs = the percentage of records read that another worker wrote.
   std::string report(const graph& g) const {
     std::vector<std::int64_t> cross, same;
+    long inputs = 0, remote = 0;
     long deps[max_radix];
     const long recorded_steps = entries_ / width_;
     for (long t = 1; t < std::min(g.steps, recorded_steps); ++t) {
@@ -261,9 +263,14 @@ class latency_log {
         }
         const long me = t * width_ + i;
         (worker_[last] != worker_[me] ? cross : same).push_back(start_[me] - end_[last]);
+        for (int k = 0; k < n; ++k) remote += worker_[(t - 1) * width_ + deps[k]] != worker_[me];
+        inputs += n;
       }
     }
-    return stats("xlat", cross) + " " + stats("slat", same);
+    char buf[48];
+    std::snprintf(buf, sizeof buf, " remote_inputs_pct=%.1f",
+                  inputs ? 100.0 * static_cast<double>(remote) / static_cast<double>(inputs) : 0.0);
+    return stats("xlat", cross) + " " + stats("slat", same) + buf;
   }
 
  private:
