@@ -73,6 +73,26 @@ std::function<int(const config&, settings&, std::string&)> explicit_number(
   };
 }
 
+// An integer knob accepting [lo, hi], from the environment or the config field alike.
+template <class T>
+knob number_knob(const char* variable, const char* field, const char* allowed, const char* help,
+                 T def, std::uint64_t lo, std::uint64_t hi, std::optional<T> config::*cfg,
+                 T settings::*target) {
+  return knob{variable, field, allowed, help, [=](settings& s) { s.*target = def; },
+              [=](const std::string& t, settings& s) {
+                auto v = parse_uint(t);
+                if (!v || *v < lo || *v > hi) return false;
+                s.*target = static_cast<T>(*v);
+                return true;
+              },
+              explicit_number<T>(cfg, target,
+                                 [=](T v) {
+                                   const auto u = static_cast<std::uint64_t>(v);
+                                   return u >= lo && u <= hi;
+                                 }),
+              [=](const settings& s) { return std::to_string(s.*target); }};
+}
+
 // An enumerated knob (a 0/1 switch too): names[i] is the spelling of values[i].
 template <class E, std::size_t N>
 knob enum_knob(const char* variable, const char* field, const char* allowed, const char* help,
@@ -121,18 +141,11 @@ const std::vector<knob>& knobs() {
                                  [](unsigned v) { return v >= 1 && v <= 4096; }),
        [](const settings& s) { return std::to_string(s.threads); }},
 
-      {"HYTASK_MAX_TASKS", "max_tasks", "an integer from 16 to 1000000000",
-       "tasks in flight (created, not completed) before spawn runs tasks instead of creating more",
-       [](settings& s) { s.max_tasks = 4096; },
-       [](const std::string& t, settings& s) {
-         auto v = parse_uint(t);
-         if (!v || *v < 16 || *v > 1000000000) return false;
-         s.max_tasks = static_cast<std::size_t>(*v);
-         return true;
-       },
-       explicit_number<std::size_t>(&config::max_tasks, &settings::max_tasks,
-                                    [](std::size_t v) { return v >= 16 && v <= 1000000000; }),
-       [](const settings& s) { return std::to_string(s.max_tasks); }},
+      number_knob<std::size_t>(
+          "HYTASK_MAX_TASKS", "max_tasks", "an integer from 16 to 1000000000",
+          "tasks in flight (created, not completed) before spawn runs tasks instead of creating "
+          "more",
+          4096, 16, 1000000000, &config::max_tasks, &settings::max_tasks),
 
       {"HYTASK_STACK_SIZE", "stack_size", "a size from 16K to 1G (bytes, or with a K, M or G suffix)",
        "stack of each task fiber; only the pages a task touches use memory",
@@ -172,18 +185,10 @@ const std::vector<knob>& knobs() {
        },
        [](const settings& s) { return show_size(s.rename_max_bytes); }},
 
-      {"HYTASK_SPIN_US", "spin_us", "an integer from 0 to 1000000 (microseconds)",
-       "how long an idle worker spins looking for work before it sleeps",
-       [](settings& s) { s.spin_us = 50; },
-       [](const std::string& t, settings& s) {
-         auto v = parse_uint(t);
-         if (!v || *v > 1000000) return false;
-         s.spin_us = static_cast<unsigned>(*v);
-         return true;
-       },
-       explicit_number<unsigned>(&config::spin_us, &settings::spin_us,
-                                 [](unsigned v) { return v <= 1000000; }),
-       [](const settings& s) { return std::to_string(s.spin_us); }},
+      number_knob<unsigned>(
+          "HYTASK_SPIN_US", "spin_us", "an integer from 0 to 1000000 (microseconds)",
+          "how long an idle worker spins looking for work before it sleeps",
+          50, 0, 1000000, &config::spin_us, &settings::spin_us),
 
       {"HYTASK_PIN", "pin", "'none' or 'cores'",
        "pin worker i to the i-th core available to the process (cores), or let the OS place them",
@@ -218,18 +223,10 @@ const std::vector<knob>& knobs() {
        },
        [](const settings& s) { return s.trace.empty() ? std::string("(off)") : s.trace; }},
 
-      {"HYTASK_TRACE_BUFFER", "trace_buffer", "an integer from 1024 to 100000000 (events)",
-       "events a thread buffers before appending them to the trace file",
-       [](settings& s) { s.trace_buffer = 65536; },
-       [](const std::string& t, settings& s) {
-         auto v = parse_uint(t);
-         if (!v || *v < 1024 || *v > 100000000) return false;
-         s.trace_buffer = static_cast<std::size_t>(*v);
-         return true;
-       },
-       explicit_number<std::size_t>(&config::trace_buffer, &settings::trace_buffer,
-                                    [](std::size_t v) { return v >= 1024 && v <= 100000000; }),
-       [](const settings& s) { return std::to_string(s.trace_buffer); }},
+      number_knob<std::size_t>(
+          "HYTASK_TRACE_BUFFER", "trace_buffer", "an integer from 1024 to 100000000 (events)",
+          "events a thread buffers before appending them to the trace file",
+          65536, 1024, 100000000, &config::trace_buffer, &settings::trace_buffer),
 
       enum_knob<mpi_use, 3>(
           "HYTASK_MPI", "mpi", "'auto', 'on' or 'off'",
@@ -258,46 +255,22 @@ const std::vector<knob>& knobs() {
           {progress_policy::workers, progress_policy::thread, progress_policy::node,
            progress_policy::none}),
 
-      {"HYTASK_POLL_EVERY", "poll_every", "an integer from 1 to 1000000",
-       "with HYTASK_PROGRESS=workers, a busy worker polls every this many task switches",
-       [](settings& s) { s.poll_every = 8; },
-       [](const std::string& t, settings& s) {
-         auto v = parse_uint(t);
-         if (!v || *v < 1 || *v > 1000000) return false;
-         s.poll_every = static_cast<unsigned>(*v);
-         return true;
-       },
-       explicit_number<unsigned>(&config::poll_every, &settings::poll_every,
-                                 [](unsigned v) { return v >= 1 && v <= 1000000; }),
-       [](const settings& s) { return std::to_string(s.poll_every); }},
+      number_knob<unsigned>(
+          "HYTASK_POLL_EVERY", "poll_every", "an integer from 1 to 1000000",
+          "with HYTASK_PROGRESS=workers, a busy worker polls every this many task switches",
+          8, 1, 1000000, &config::poll_every, &settings::poll_every),
 
-      {"HYTASK_POLL_US", "poll_us", "an integer from 0 to 1000000 (microseconds; 0 = off)",
-       "with HYTASK_PROGRESS=workers, a busy worker also polls at a task switch when MPI "
-       "operations are pending and this long has passed since its last poll",
-       [](settings& s) { s.poll_us = 50; },
-       [](const std::string& t, settings& s) {
-         auto v = parse_uint(t);
-         if (!v || *v > 1000000) return false;
-         s.poll_us = static_cast<unsigned>(*v);
-         return true;
-       },
-       explicit_number<unsigned>(&config::poll_us, &settings::poll_us,
-                                 [](unsigned v) { return v <= 1000000; }),
-       [](const settings& s) { return std::to_string(s.poll_us); }},
+      number_knob<unsigned>(
+          "HYTASK_POLL_US", "poll_us", "an integer from 0 to 1000000 (microseconds; 0 = off)",
+          "with HYTASK_PROGRESS=workers, a busy worker also polls at a task switch when MPI "
+          "operations are pending and this long has passed since its last poll",
+          50, 0, 1000000, &config::poll_us, &settings::poll_us),
 
-      {"HYTASK_PHASE_WINDOW", "phase_window", "an integer from 1 to 1000000 (phases)",
-       "global dependencies: hytask::fence() waits, running tasks, while the oldest phase "
-       "that is not matched or has tasks not completed is this many phases behind",
-       [](settings& s) { s.phase_window = 8; },
-       [](const std::string& t, settings& s) {
-         auto v = parse_uint(t);
-         if (!v || *v < 1 || *v > 1000000) return false;
-         s.phase_window = static_cast<unsigned>(*v);
-         return true;
-       },
-       explicit_number<unsigned>(&config::phase_window, &settings::phase_window,
-                                 [](unsigned v) { return v >= 1 && v <= 1000000; }),
-       [](const settings& s) { return std::to_string(s.phase_window); }},
+      number_knob<unsigned>(
+          "HYTASK_PHASE_WINDOW", "phase_window", "an integer from 1 to 1000000 (phases)",
+          "global dependencies: hytask::fence() waits, running tasks, while the oldest phase "
+          "that is not matched or has tasks not completed is this many phases behind",
+          8, 1, 1000000, &config::phase_window, &settings::phase_window),
 
       enum_knob<ompt_use, 3>(
           "HYTASK_OMPT", "ompt", "'auto', 'on' or 'off'",
@@ -308,75 +281,39 @@ const std::vector<knob>& knobs() {
           ompt_use::automatic, &config::ompt, &settings::ompt, {"auto", "on", "off"},
           {ompt_use::automatic, ompt_use::on, ompt_use::off}),
 
-      {"HYTASK_OMPT_POLL_US", "ompt_poll_us", "an integer from 0 to 1000000 (microseconds)",
-       "OpenMP programs: a thread at a scheduling point polls MPI when requests are pending and "
-       "this long has passed since the rank's last poll (0: at every scheduling point)",
-       [](settings& s) { s.ompt_poll_us = 20; },
-       [](const std::string& t, settings& s) {
-         auto v = parse_uint(t);
-         if (!v || *v > 1000000) return false;
-         s.ompt_poll_us = static_cast<unsigned>(*v);
-         return true;
-       },
-       explicit_number<unsigned>(&config::ompt_poll_us, &settings::ompt_poll_us,
-                                 [](unsigned v) { return v <= 1000000; }),
-       [](const settings& s) { return std::to_string(s.ompt_poll_us); }},
+      number_knob<unsigned>(
+          "HYTASK_OMPT_POLL_US", "ompt_poll_us", "an integer from 0 to 1000000 (microseconds)",
+          "OpenMP programs: a thread at a scheduling point polls MPI when requests are pending and "
+          "this long has passed since the rank's last poll (0: at every scheduling point)",
+          20, 0, 1000000, &config::ompt_poll_us, &settings::ompt_poll_us),
 
-      {"HYTASK_OMP_POLL_DELAY_US", "omp_poll_delay_us", "an integer from 0 to 100000 (microseconds)",
-       "OpenMP programs: after a request is handed to hytask, the session polls MPI only once "
-       "no other has been handed over for this long (at most 4 times this after the first), so "
-       "that every receive and send of an exchange is posted before progress answers the peer "
-       "(0: poll at once)",
-       [](settings& s) { s.omp_poll_delay_us = 100; },
-       [](const std::string& t, settings& s) {
-         auto v = parse_uint(t);
-         if (!v || *v > 100000) return false;
-         s.omp_poll_delay_us = static_cast<unsigned>(*v);
-         return true;
-       },
-       explicit_number<unsigned>(&config::omp_poll_delay_us, &settings::omp_poll_delay_us,
-                                 [](unsigned v) { return v <= 100000; }),
-       [](const settings& s) { return std::to_string(s.omp_poll_delay_us); }},
+      number_knob<unsigned>(
+          "HYTASK_OMP_POLL_DELAY_US", "omp_poll_delay_us",
+          "an integer from 0 to 100000 (microseconds)",
+          "OpenMP programs: after a request is handed to hytask, the session polls MPI only once "
+          "no other has been handed over for this long (at most 4 times this after the first), so "
+          "that every receive and send of an exchange is posted before progress answers the peer "
+          "(0: poll at once)",
+          100, 0, 100000, &config::omp_poll_delay_us, &settings::omp_poll_delay_us),
 
-      {"HYTASK_BACKSTOP_US", "backstop_us", "an integer from 0 to 1000000 (microseconds; 0 = off)",
-       "with HYTASK_PROGRESS=workers, a sleeping thread polls when MPI operations are pending "
-       "and no worker has polled for this long (every worker runs a long task)",
-       [](settings& s) { s.backstop_us = 500; },
-       [](const std::string& t, settings& s) {
-         auto v = parse_uint(t);
-         if (!v || *v > 1000000) return false;
-         s.backstop_us = static_cast<unsigned>(*v);
-         return true;
-       },
-       explicit_number<unsigned>(&config::backstop_us, &settings::backstop_us,
-                                 [](unsigned v) { return v <= 1000000; }),
-       [](const settings& s) { return std::to_string(s.backstop_us); }},
+      number_knob<unsigned>(
+          "HYTASK_BACKSTOP_US", "backstop_us",
+          "an integer from 0 to 1000000 (microseconds; 0 = off)",
+          "with HYTASK_PROGRESS=workers, a sleeping thread polls when MPI operations are pending "
+          "and no worker has polled for this long (every worker runs a long task)",
+          500, 0, 1000000, &config::backstop_us, &settings::backstop_us),
 
-      {"HYTASK_PROGRESS_MIN_US", "progress_min_us", "an integer from 1 to 1000000 (microseconds)",
-       "shortest wait between two polls of a thread that waits for MPI operations",
-       [](settings& s) { s.progress_min_us = 5; },
-       [](const std::string& t, settings& s) {
-         auto v = parse_uint(t);
-         if (!v || *v < 1 || *v > 1000000) return false;
-         s.progress_min_us = static_cast<unsigned>(*v);
-         return true;
-       },
-       explicit_number<unsigned>(&config::progress_min_us, &settings::progress_min_us,
-                                 [](unsigned v) { return v >= 1 && v <= 1000000; }),
-       [](const settings& s) { return std::to_string(s.progress_min_us); }},
+      number_knob<unsigned>(
+          "HYTASK_PROGRESS_MIN_US", "progress_min_us",
+          "an integer from 1 to 1000000 (microseconds)",
+          "shortest wait between two polls of a thread that waits for MPI operations",
+          5, 1, 1000000, &config::progress_min_us, &settings::progress_min_us),
 
-      {"HYTASK_PROGRESS_MAX_US", "progress_max_us", "an integer from 1 to 1000000 (microseconds)",
-       "longest wait between two polls (the wait doubles while nothing completes)",
-       [](settings& s) { s.progress_max_us = 500; },
-       [](const std::string& t, settings& s) {
-         auto v = parse_uint(t);
-         if (!v || *v < 1 || *v > 1000000) return false;
-         s.progress_max_us = static_cast<unsigned>(*v);
-         return true;
-       },
-       explicit_number<unsigned>(&config::progress_max_us, &settings::progress_max_us,
-                                 [](unsigned v) { return v >= 1 && v <= 1000000; }),
-       [](const settings& s) { return std::to_string(s.progress_max_us); }},
+      number_knob<unsigned>(
+          "HYTASK_PROGRESS_MAX_US", "progress_max_us",
+          "an integer from 1 to 1000000 (microseconds)",
+          "longest wait between two polls (the wait doubles while nothing completes)",
+          500, 1, 1000000, &config::progress_max_us, &settings::progress_max_us),
 
       enum_knob<bool, 2>(
           "HYTASK_COMM_PRIORITY", "comm_priority", "'1' or '0'",
@@ -396,18 +333,10 @@ const std::vector<knob>& knobs() {
           "(wakes, futile wakes, suppressed wakes)",
           false, &config::node_stats, &settings::node_stats, {"1", "0"}, {true, false}),
 
-      {"HYTASK_WATCHDOG_S", "watchdog_s", "an integer from 0 to 86400 (seconds; 0 = off)",
-       "abort the job, listing every pending operation, when nothing progresses for this long",
-       [](settings& s) { s.watchdog_s = 0; },
-       [](const std::string& t, settings& s) {
-         auto v = parse_uint(t);
-         if (!v || *v > 86400) return false;
-         s.watchdog_s = static_cast<unsigned>(*v);
-         return true;
-       },
-       explicit_number<unsigned>(&config::watchdog_s, &settings::watchdog_s,
-                                 [](unsigned v) { return v <= 86400; }),
-       [](const settings& s) { return std::to_string(s.watchdog_s); }},
+      number_knob<unsigned>(
+          "HYTASK_WATCHDOG_S", "watchdog_s", "an integer from 0 to 86400 (seconds; 0 = off)",
+          "abort the job, listing every pending operation, when nothing progresses for this long",
+          0, 0, 86400, &config::watchdog_s, &settings::watchdog_s),
 
       enum_knob<hytask::order_check, 3>(
           "HYTASK_ORDER_CHECK", "order_check", "'warn', 'error' or 'off'",
