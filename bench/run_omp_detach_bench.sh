@@ -12,6 +12,7 @@
 # ITERS (60), BLOCK (16x128x0), TESTS (0,1,2,4,8,16,32), WAIT (passive: OMP_WAIT_POLICY for
 # every OpenMP variant, so that an idle OpenMP thread sleeps instead of spinning on the core
 # the progress thread and the compute share; set WAIT= to leave the runtimes' defaults).
+# SUMMARY_ONLY=1: run no job, summarise the CSV files already in OUTDIR.
 # JOB_TIMEOUT (240 s): a job still running then is ended (MPICH_ASYNC_PROGRESS=1 hangs in
 # MPI_Finalize after printing its results).
 #
@@ -37,7 +38,7 @@ out=${1:-$build/omp-detach-bench}
 reps=${REPS:-3} rate=${RATE:-300mbit} mtu=${MTU:-9000}
 tests=${TESTS:-0,1,2,4,8,16,32}
 mkdir -p "$out"
-rm -f "$out"/*.csv
+[[ ${SUMMARY_ONLY:-0} == 1 ]] || rm -f "$out"/*.csv
 cluster="$root/scripts/cluster.sh"
 common=(--size "${SIZE:-256}" --iters "${ITERS:-60}" --stencil 6 --decomposition 1d
         --block "${BLOCK:-16x128x0}")
@@ -62,6 +63,7 @@ run() {
 }
 
 j=$build/apps/jacobi3d
+[[ ${SUMMARY_ONLY:-0} == 1 ]] && reps=0
 for rep in $(seq 1 "$reps"); do
   for mpi in openmpi mpich; do
     suffix=""
@@ -95,33 +97,49 @@ awk -F, '
     key = $1 SUBSEP $2 SUBSEP $3
     if (!(key in t)) { order[++n] = key }
     t[key] = t[key] " " $14; c[key] = c[key] " " $15; m[key] = m[key] " " $16; thr[key] = $5
+    if ($21 != "") { s[key] = s[key] " " $21; sa[key] = sa[key] " " $22; sw[key] = sw[key] " " $23 }
     reps[key]++
   }
   END {
-    printf "%-22s %-20s %5s %7s %9s %9s %9s\n", "configuration", "variant", "tests", "threads", "ms/iter", "compute", "comm"
+    printf "%-22s %-20s %5s %7s %9s %9s %9s %7s\n", "configuration", "variant", "tests", "threads", "ms/iter", "compute", "comm", "cspeed"
     for (i = 1; i <= n; ++i) {
       split(order[i], k, SUBSEP)
       T[order[i]] = median(t[order[i]]); C[order[i]] = median(c[order[i]]); M[order[i]] = median(m[order[i]])
-      printf "%-22s %-20s %5s %7s %9.3f %9.3f %9.3f   (%d runs)\n", k[1], k[2], k[3], thr[order[i]], T[order[i]], C[order[i]], M[order[i]], reps[order[i]]
+      S[order[i]] = (order[i] in s) ? median(s[order[i]]) : -1
+      SA[order[i]] = (order[i] in s) ? median(sa[order[i]]) : -1
+      SW[order[i]] = (order[i] in s) ? median(sw[order[i]]) : -1
+      printf "%-22s %-20s %5s %7s %9.3f %9.3f %9.3f %6s   (%d runs)\n", k[1], k[2], k[3], thr[order[i]], T[order[i]], C[order[i]], M[order[i]], S[order[i]] < 0 ? "-" : sprintf("%.0f%%", 100 * S[order[i]]), reps[order[i]]
     }
     print ""
     async = T["mpich-async.peers" SUBSEP "hybrid-nonblocking" SUBSEP "0"]
+    # MPICH_ASYNC_PROGRESS=1 slows its compute-alone pass too (its thread spins whether or
+    # not anything is outstanding): its speed is against the plain peer sweeps alone.
+    async_sweeps = SW["mpich-async.peers" SUBSEP "hybrid-nonblocking" SUBSEP "0"]
+    plain_alone = SA["mpich.peers" SUBSEP "hybrid-nonblocking" SUBSEP "0"]
+    async_speed = (async_sweeps > 0 && plain_alone > 0) ? plain_alone / async_sweeps : -1
     for (i = 1; i <= n; ++i) {
       split(order[i], k, SUBSEP)
       if (k[2] != "omp-detach" || k[1] !~ /\.omp$/) continue
       mpi = k[1]; sub(/\.omp$/, "", mpi)
       od = T[order[i]]; odc = C[order[i]]
-      best = 0; bx = ""; bc = 0
+      best = 0; bx = ""; bc = 0; bs = -1
       for (j = 1; j <= n; ++j) {
         split(order[j], q, SUBSEP)
-        if (q[1] == mpi ".peers" && q[2] == "hybrid-nonblocking" && (best == 0 || T[order[j]] < best)) { best = T[order[j]]; bx = q[3]; bc = C[order[j]] }
+        if (q[1] == mpi ".peers" && q[2] == "hybrid-nonblocking" && (best == 0 || T[order[j]] < best)) { best = T[order[j]]; bx = q[3]; bc = C[order[j]]; bs = S[order[j]] }
       }
       if (best > 0)
         printf "%s: omp-detach %.3f ms/iter; vs hybrid-nonblocking at its best tests=%s %.2fx (target >= 1.0, without choosing X)\n", mpi, od, bx, best / od
       if (mpi == "mpich" && async > 0)
         printf "mpich: omp-detach vs hybrid-nonblocking with MPICH_ASYNC_PROGRESS=1 %.2fx (target >= 1.3)\n", async / od
+      peer_speed = "-"
+      if (bs >= 0) peer_speed = sprintf("%.0f%%", 100 * bs)
+      async_text = ""
+      if (mpi == "mpich" && async_speed >= 0)
+        async_text = sprintf(", with MPICH_ASYNC_PROGRESS=1 %.0f%% (against the plain peer'"'"'s sweeps alone)", 100 * async_speed)
+      if (S[order[i]] >= 0)
+        printf "%s: omp-detach computes beside the exchange at %.0f%% of its speed alone (its sweeps timed with and without the exchange; target >= 95%%); hybrid-nonblocking at tests=%s %s%s\n", mpi, 100 * S[order[i]], bx, peer_speed, async_text
       if (bc > 0 && odc > 0)
-        printf "%s: omp-detach computes alone at %.0f%% of hybrid-nonblocking'"'"'s speed alone (the session'"'"'s standing cost); its compute alone is %.0f%% of its time per iteration with the exchange (a lower bound on its compute speed beside the exchange; target >= 95%%)\n", mpi, 100 * bc / odc, 100 * odc / od
+        printf "%s: omp-detach computes alone at %.0f%% of hybrid-nonblocking'"'"'s speed alone (the session'"'"'s standing cost); its compute alone is %.0f%% of its time per iteration with the exchange (a lower bound on its compute speed beside the exchange)\n", mpi, 100 * bc / odc, 100 * odc / od
     }
   }' "$out/all.csv" | tee "$out/summary.txt"
 echo "results in $out"

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "compute_meter.hpp"
 #include "options.hpp"
 
 namespace jacobi {
@@ -97,8 +98,9 @@ class domain {
   // First touch: writes every cell of planes [z0, z1) of a (halo planes included, local z
   // from -radius to local[0] + radius), initial values inside, boundary values outside.
   void init_planes(double* a, int z0, int z1) const;
-  // out = stencil(in) over box b.
+  // out = stencil(in) over box b; timed into *meter when one is set.
   void sweep(const double* in, double* out, const box& b) const;
+  compute_meter* meter = nullptr;
   void pack(const double* a, const face& f, double* buf) const;
   void unpack(double* a, const face& f, const double* buf) const;
   // Order-independent 64-bit checksum of this rank's interior (sum it over ranks).

@@ -32,6 +32,10 @@ struct row {
   int threads = 1;
   double t_iter = 0, t_comp = -1, t_comm = -1;  // seconds per iteration, max over ranks
   double inner = 0, boundary = 0;               // hybrid-blocking phases, per iteration
+  // The compute's speed beside the exchange: per rank, time in sweeps without the exchange
+  // over time in sweeps with it (compute_meter.hpp); the lowest over ranks. -1: not measured.
+  double compute_speed = -1;
+  double sweeps_alone = -1, sweeps = -1;  // seconds in sweeps per iteration, max over ranks
   std::uint64_t checksum = 0;
 };
 
@@ -67,8 +71,8 @@ void print_header(const options& o, const domain& g, int threads, double t_comm)
               g.dims[0], g.dims[1], g.dims[2], o.halo == halo_mode::datatype ? "datatype" : "packed",
               extent_text(o.block).c_str(), o.iters, threads);
   if (t_comm >= 0) std::printf("halo exchange alone: %.3f ms per iteration\n", 1e3 * t_comm);
-  std::printf("%-24s %7s %9s %9s %9s %9s %8s %8s  %s\n", "variant", "threads", "ms/iter", "compute", "comm",
-              "ideal", "exposed", "overlap", "checksum");
+  std::printf("%-24s %7s %9s %9s %9s %9s %8s %8s %7s  %s\n", "variant", "threads", "ms/iter", "compute", "comm",
+              "ideal", "exposed", "overlap", "cspeed", "checksum");
 }
 
 void print_row(const row& r) {
@@ -84,8 +88,10 @@ void print_row(const row& r) {
     const double lo = std::min(r.t_comp, r.t_comm);
     if (lo > 0) std::snprintf(ov, sizeof ov, "%s", percent((r.t_comp + r.t_comm - r.t_iter) / lo).c_str());
   }
-  std::printf("%-24s %7d %9.3f %9s %9s %9s %8s %8s  checksum 0x%016" PRIx64 "\n", name.c_str(), r.threads,
-              1e3 * r.t_iter, comp, comm, ideal, exposed, ov, r.checksum);
+  char speed[32] = "-";
+  if (r.compute_speed >= 0) std::snprintf(speed, sizeof speed, "%s", percent(r.compute_speed).c_str());
+  std::printf("%-24s %7d %9.3f %9s %9s %9s %8s %8s %7s  checksum 0x%016" PRIx64 "\n", name.c_str(), r.threads,
+              1e3 * r.t_iter, comp, comm, ideal, exposed, ov, speed, r.checksum);
   std::fflush(stdout);
 }
 
@@ -96,7 +102,8 @@ void write_csv(const std::string& path, const options& o, const domain& g, const
     return;
   }
   std::fprintf(out, "variant,tests,ranks,threads,size_z,size_x,size_y,stencil,decomposition,halo,block,iters,"
-                    "ms_per_iter,compute_ms,comm_ms,ideal_ms,exposed_comm,overlap,checksum\n");
+                    "ms_per_iter,compute_ms,comm_ms,ideal_ms,exposed_comm,overlap,checksum,compute_speed,sweeps_alone_ms,"
+                    "sweeps_ms\n");
   for (const row& r : rows) {
     const bool full = r.t_comp >= 0 && r.t_comm >= 0;
     const double lo = full ? std::min(r.t_comp, r.t_comm) : 0;
@@ -115,7 +122,9 @@ void write_csv(const std::string& path, const options& o, const domain& g, const
     else std::fprintf(out, ",");
     if (full && lo > 0) std::fprintf(out, "%.4f,", (r.t_comp + r.t_comm - r.t_iter) / lo);
     else std::fprintf(out, ",");
-    std::fprintf(out, "0x%016" PRIx64 "\n", r.checksum);
+    std::fprintf(out, "0x%016" PRIx64 ",", r.checksum);
+    if (r.compute_speed >= 0) std::fprintf(out, "%.4f,%.6f,%.6f\n", r.compute_speed, 1e3 * r.sweeps_alone, 1e3 * r.sweeps);
+    else std::fprintf(out, ",,\n");
   }
   if (out != stdout) std::fclose(out);
 }
@@ -239,9 +248,24 @@ int run(int argc, char** argv) {
         return pass_result{};
       };
       row r{.variant = name(v), .tests = x, .has_tests = takes_tests(v), .threads = t};
-      if (o.breakdown) r.t_comp = max_over_ranks(pass(false).seconds, g->comm) / o.iters;
+      compute_meter meter;
+      g->meter = &meter;
+      double sweeps_alone = 0;
+      if (o.breakdown) {
+        r.t_comp = max_over_ranks(pass(false).seconds, g->comm) / o.iters;
+        sweeps_alone = meter.seconds();
+        meter.reset();
+      }
       r.t_comm = t_comm;
       pass_result p = pass(true);
+      g->meter = nullptr;
+      if (o.breakdown) {
+        r.sweeps_alone = max_over_ranks(sweeps_alone, g->comm) / o.iters;
+        r.sweeps = max_over_ranks(meter.seconds(), g->comm) / o.iters;
+        // -1 (shown as "-") when a pass timed no sweep on some rank.
+        const double mine = meter.seconds() > 0 && sweeps_alone > 0 ? sweeps_alone / meter.seconds() : -1;
+        MPI_Allreduce(&mine, &r.compute_speed, 1, MPI_DOUBLE, MPI_MIN, g->comm);
+      }
       r.t_iter = max_over_ranks(p.seconds, g->comm) / o.iters;
       r.inner = max_over_ranks(p.inner_seconds, g->comm) / o.iters;
       r.boundary = max_over_ranks(p.boundary_seconds, g->comm) / o.iters;

@@ -26,6 +26,11 @@ for halo in datatype packed; do
   ref=$(echo "$out" | sed -n 's/^sequential .*checksum \(0x[0-9a-f]*\).*/\1/p')
   if [ "$ref" != "$sums" ]; then echo "FAIL: the variants' checksum $sums is not the sequential reference's '$ref'"; exit 1; fi
   if [ -n "$expected" ] && [ "$expected" != "$ref" ]; then echo "FAIL: packed halos give $ref, datatypes $expected"; exit 1; fi
+  # Every variant's sweeps were timed in both passes on every rank: its cspeed (the column
+  # before the checksum) is a percentage, not "-".
+  unmeasured=$(echo "$out" | grep 'checksum 0x' | grep -v '^sequential ' |
+               awk '{ if ($(NF - 2) !~ /^[0-9]+%$/) print $1 " " $(NF - 2) }')
+  if [ -n "$unmeasured" ]; then echo "FAIL: no compute speed measured (--halo $halo): $unmeasured"; exit 1; fi
   expected=$ref
 done
 echo "PASS: every variant and both halo modes give $expected, the sequential reference"
