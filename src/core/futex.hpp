@@ -12,6 +12,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/clock.hpp"
+
 namespace hytask::core {
 
 // `shared`: the word is in memory shared between processes (the node table of seed 002),
@@ -22,8 +24,7 @@ inline void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected,
   timespec ts{};
   timespec* tp = nullptr;
   if (timeout_ns >= 0) {
-    ts.tv_sec = timeout_ns / 1000000000L;
-    ts.tv_nsec = timeout_ns % 1000000000L;
+    ts = to_timespec(timeout_ns);
     tp = &ts;
   }
   syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word),

@@ -36,8 +36,7 @@ progress_thread::~progress_thread() {
 
 void progress_thread::arm(std::int64_t ns) noexcept {
   itimerspec t{};
-  t.it_value.tv_sec = static_cast<time_t>(ns / 1000000000);
-  t.it_value.tv_nsec = static_cast<long>(ns % 1000000000);
+  t.it_value = core::to_timespec(ns);
   timerfd_settime(timer_, 0, &t, nullptr);
 }
 
