@@ -146,11 +146,17 @@ struct flag_args {
   int fail_with = MPI_SUCCESS;
 };
 
+// Counts a call only once it has read the flag: the task that sets the flag waits for the
+// first call, so that call always finds it unset (counting first let the setter slip in
+// between the count and the read, and the first call completed the operation).
 int test_flag(void* arg, int* flag, MPI_Status*) {
   auto* a = static_cast<flag_args*>(arg);
-  a->calls.fetch_add(1);
-  if (a->fail_with != MPI_SUCCESS) return a->fail_with;
+  if (a->fail_with != MPI_SUCCESS) {
+    a->calls.fetch_add(1);
+    return a->fail_with;
+  }
   *flag = a->flag->load() ? 1 : 0;
+  a->calls.fetch_add(1);
   return MPI_SUCCESS;
 }
 
