@@ -93,6 +93,23 @@ knob number_knob(const char* variable, const char* field, const char* allowed, c
               [=](const settings& s) { return std::to_string(s.*target); }};
 }
 
+// A size in bytes accepting [lo, hi], with an optional K, M or G suffix in the environment;
+// shown with the largest suffix that divides it.
+knob size_knob(const char* variable, const char* field, const char* allowed, const char* help,
+               std::size_t def, std::size_t lo, std::size_t hi,
+               std::optional<std::size_t> config::*cfg, std::size_t settings::*target) {
+  return knob{variable, field, allowed, help, [=](settings& s) { s.*target = def; },
+              [=](const std::string& t, settings& s) {
+                auto v = parse_size(t);
+                if (!v || *v < lo || *v > hi) return false;
+                s.*target = *v;
+                return true;
+              },
+              explicit_number<std::size_t>(cfg, target,
+                                           [=](std::size_t v) { return v >= lo && v <= hi; }),
+              [=](const settings& s) { return show_size(s.*target); }};
+}
+
 // An enumerated knob (a 0/1 switch too): names[i] is the spelling of values[i].
 template <class E, std::size_t N>
 knob enum_knob(const char* variable, const char* field, const char* allowed, const char* help,
@@ -147,43 +164,17 @@ const std::vector<knob>& knobs() {
           "more",
           4096, 16, 1000000000, &config::max_tasks, &settings::max_tasks),
 
-      {"HYTASK_STACK_SIZE", "stack_size", "a size from 16K to 1G (bytes, or with a K, M or G suffix)",
-       "stack of each task fiber; only the pages a task touches use memory",
-       [](settings& s) { s.stack_size = 256 * kib; },
-       [](const std::string& t, settings& s) {
-         auto v = parse_size(t);
-         if (!v || *v < 16 * kib || *v > kib * kib * kib) return false;
-         s.stack_size = *v;
-         return true;
-       },
-       [](const config& c, settings& s, std::string& shown) {
-         if (!c.stack_size) return 0;
-         shown = std::to_string(*c.stack_size);
-         if (*c.stack_size < 16 * kib || *c.stack_size > kib * kib * kib) return -1;
-         s.stack_size = *c.stack_size;
-         return 1;
-       },
-       [](const settings& s) { return show_size(s.stack_size); }},
+      size_knob("HYTASK_STACK_SIZE", "stack_size",
+                "a size from 16K to 1G (bytes, or with a K, M or G suffix)",
+                "stack of each task fiber; only the pages a task touches use memory",
+                256 * kib, 16 * kib, kib * kib * kib, &config::stack_size, &settings::stack_size),
 
-      {"HYTASK_RENAME_MAX_BYTES", "rename_max_bytes",
-       "a size from 0 to 1024G (bytes, or with a K, M or G suffix; 0 = no renaming)",
-       "memory that the versions of hytask::versioned objects may hold (in use or pooled); a "
-       "writer that would need more waits for the readers and writes in place",
-       [](settings& s) { s.rename_max_bytes = 256 * kib * kib; },
-       [](const std::string& t, settings& s) {
-         auto v = parse_size(t);
-         if (!v || *v > kib * kib * kib * kib) return false;
-         s.rename_max_bytes = *v;
-         return true;
-       },
-       [](const config& c, settings& s, std::string& shown) {
-         if (!c.rename_max_bytes) return 0;
-         shown = std::to_string(*c.rename_max_bytes);
-         if (*c.rename_max_bytes > kib * kib * kib * kib) return -1;
-         s.rename_max_bytes = *c.rename_max_bytes;
-         return 1;
-       },
-       [](const settings& s) { return show_size(s.rename_max_bytes); }},
+      size_knob("HYTASK_RENAME_MAX_BYTES", "rename_max_bytes",
+                "a size from 0 to 1024G (bytes, or with a K, M or G suffix; 0 = no renaming)",
+                "memory that the versions of hytask::versioned objects may hold (in use or "
+                "pooled); a writer that would need more waits for the readers and writes in place",
+                256 * kib * kib, 0, kib * kib * kib * kib, &config::rename_max_bytes,
+                &settings::rename_max_bytes),
 
       number_knob<unsigned>(
           "HYTASK_SPIN_US", "spin_us", "an integer from 0 to 1000000 (microseconds)",
