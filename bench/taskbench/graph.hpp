@@ -605,28 +605,51 @@ inline std::unique_ptr<latency_log> configure(const options& o, state& s, int (*
   return log;
 }
 
+// The kernel's speed on the calling core now, in ns per iteration: 2^16 iterations (about
+// 0.15 ms), so that a sweep can set each run against the machine's speed of that moment.
+inline double kernel_ns_now() {
+  constexpr long n = 1L << 16;
+  const auto t0 = std::chrono::steady_clock::now();
+  volatile std::uint64_t sink = taskbench_kernel(n, 0x9e3779b97f4a7c15ull);
+  (void)sink;
+  const std::chrono::duration<double, std::nano> d = std::chrono::steady_clock::now() - t0;
+  return d.count() / static_cast<double>(n);
+}
+
 // The first graph of the process (timed alone: first_seconds, first_faults), then reps runs
-// per iterations value, one line each.
+// per iterations value, one line each. Before each run the kernel's speed is measured alone
+// (kernel_ns, the median over the runs): kernel_efficiency = the kernel's time at that speed
+// over the cores' time, which a change of the shared machine's speed between points does
+// not move (efficiency against the run's peak FLOP/s is moved by it).
 inline void sweep(const options& o, bench_system& sys, latency_log* latency) {
   const timing first = sys.run(o.iterations.front());
   const long first_faults = sys.sum_over_processes(first.faults);
   const long tasks = o.g.tasks();
   for (const long iterations : o.iterations) {
-    std::vector<double> secs;
-    for (int r = 0; r < o.reps; ++r) secs.push_back(sys.run(iterations).seconds);
+    std::vector<double> secs, speeds;
+    for (int r = 0; r < o.reps; ++r) {
+      speeds.push_back(kernel_ns_now());
+      secs.push_back(sys.run(iterations).seconds);
+    }
     if (!sys.prints) continue;
     std::sort(secs.begin(), secs.end());
     const std::size_t n = secs.size();
     const double median = n % 2 ? secs[n / 2] : (secs[n / 2 - 1] + secs[n / 2]) / 2;
+    std::sort(speeds.begin(), speeds.end());
+    const double kernel_ns =
+        n % 2 ? speeds[n / 2] : (speeds[n / 2 - 1] + speeds[n / 2]) / 2;
     const double flops =
         static_cast<double>(tasks) * static_cast<double>(iterations) * flops_per_iteration;
+    const double kernel_seconds =
+        static_cast<double>(tasks) * static_cast<double>(iterations) * kernel_ns * 1e-9;
     std::printf(
         "system=%s pattern=%s width=%ld steps=%ld iterations=%ld tasks=%ld flops=%.0f "
         "seconds=%.9f min_seconds=%.9f first_seconds=%.9f first_faults=%ld granularity_us=%.4f "
-        "gflops=%.4f",
+        "gflops=%.4f kernel_ns=%.4f kernel_efficiency=%.6f",
         sys.name, o.g.name().c_str(), o.g.width, o.g.steps, iterations, tasks, flops, median,
         secs.front(), first.seconds, first_faults,
-        median * sys.cores / static_cast<double>(tasks) * 1e6, flops / median / 1e9);
+        median * sys.cores / static_cast<double>(tasks) * 1e6, flops / median / 1e9, kernel_ns,
+        kernel_seconds / (median * sys.cores));
     if (latency) std::printf(" %s", latency->report(o.g).c_str());
     std::printf("\n");
     std::fflush(stdout);

@@ -20,14 +20,15 @@
 # task granularity = wall time × cores / tasks; METG(50%) = Task Bench's: the smallest
 # granularity at which the efficiency is still at least 50 %, interpolated linearly in
 # log(granularity) between that sweep point and the next smaller one (so one disturbed run
-# at a large size does not decide it).
+# at a large size does not decide it). A second table takes each run's efficiency as the
+# kernel's time at its speed measured alone just before that run, over the cores' time.
 set -euo pipefail
 
 build=build width=4 steps=1000 reps=3 out="" cores=2 top_us=1000 factor=1.4142135623730951
 patterns="stencil_1d nearest:3 nearest:5 fft spread:3 tree trivial"
 systems="hytask omp_gcc omp_clang mpi"
 plots=docs/img latency=1
-usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//' >&2; }
+usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//' >&2; }
 while (($#)); do
   case "$1" in
     --build) build=$2; shift 2 ;;
@@ -186,24 +187,27 @@ load_after=$(load)
 echo "# round trip after: $c2c_after ns; load after: $load_after; $(( $(date +%s) - started )) s" >>"$raw"
 
 # ---- METG, efficiency, the table ---------------------------------------------------------
-# analysis.txt: pattern system iterations granularity_us efficiency first_seconds first_faults seconds
+# analysis.txt: pattern system iterations granularity_us efficiency first_seconds first_faults
+# seconds kernel_efficiency
 awk '
   /^#/ { next }
   { delete v; for (i = 1; i <= NF; ++i) { split($i, kv, "="); v[kv[1]] = kv[2] }
     n++; pat[n] = v["pattern"]; sys[n] = v["system"]; it[n] = v["iterations"]
     gran[n] = v["granularity_us"]; gf[n] = v["gflops"]; fsec[n] = v["first_seconds"]
-    ffl[n] = v["first_faults"]; sec[n] = v["seconds"]
+    ffl[n] = v["first_faults"]; sec[n] = v["seconds"]; ke[n] = v["kernel_efficiency"]
     if (v["gflops"] + 0 > peak) peak = v["gflops"] + 0 }
   END { printf "# peak_gflops %.4f\n", peak
         for (k = 1; k <= n; ++k)
-          printf "%s %s %s %s %.6f %s %s %s\n", pat[k], sys[k], it[k], gran[k], gf[k] / peak, fsec[k], ffl[k], sec[k] }
+          printf "%s %s %s %s %.6f %s %s %s %s\n", pat[k], sys[k], it[k], gran[k], gf[k] / peak, fsec[k], ffl[k], sec[k], ke[k] }
 ' "$raw" >"$out/analysis.txt"
 peak=$(sed -n 's/^# peak_gflops //p' "$out/analysis.txt")
 
-# metg PATTERN SYSTEM: the METG in µs, "not reached" or "< g" (every point above 50 %).
+# metg PATTERN SYSTEM [COLUMN]: the METG in µs, "not reached" or "< g" (every point above
+# 50 %), of the efficiency in analysis.txt's COLUMN (5: against the peak; 9: the kernel's
+# time at the speed measured beside each run, over the cores' time).
 metg() {
-  awk -v p="$1" -v s="$2" '
-    $1 == p && $2 == s { n++; g[n] = $4; e[n] = $5 }
+  awk -v p="$1" -v s="$2" -v c="${3:-5}" '
+    $1 == p && $2 == s { n++; g[n] = $4; e[n] = $c }
     END {
       if (n == 0) { print "n/a"; exit }
       last = 0
@@ -219,22 +223,21 @@ metg() {
 interference=$(awk '/^# cpu / { o = $3; st = $4; gsub(/[^0-9.]/, "", o); gsub(/[^0-9.]/, "", st); o += 0; st += 0
     n++; so += o; ss += st; if (o > mo) mo = o; if (st > ms) ms = st }
   END { printf "other processes took %.1f %% of the CPUs on average (at most %.1f %% during one process), the hypervisor %.1f %% (at most %.1f %%)", so / n, mo, ss / n, ms }' "$raw")
-declare -A M
-for p in $patterns; do for s in $systems; do M[$p/$s]=$(metg "$p" "$s"); done; done
+declare -A M K
+for p in $patterns; do for s in $systems; do
+  M[$p/$s]=$(metg "$p" "$s")
+  K[$p/$s]=$(metg "$p" "$s" 9)
+done; done
 isnum() { [[ $1 =~ ^[0-9.]+$ ]]; }
-{
-  echo "METG(50%) in µs (lower is better), width $width, $steps steps, $cores cores; × MPI in brackets."
-  echo "Peak: $peak GFLOP/s (the largest any system reached in this run). Round trip between"
-  echo "the two CPUs (bench_core_to_core): $c2c_before ns before, $c2c_after ns after; load average"
-  echo "before $load_before, after $load_after; kernel $ns_per_iteration ns per iteration."
-  echo "During the sweep $interference."
-  echo
+# table NAME: the METG table of the array NAME (M or K), × MPI in brackets.
+table() {
+  local -n T=$1
   printf '| pattern |'; for s in $systems; do printf ' %s |' "$s"; done; echo
   printf '|---|'; for s in $systems; do printf -- '---:|'; done; echo
   for p in $patterns; do
     printf '| %s |' "$p"
     for s in $systems; do
-      m=${M[$p/$s]} ref=${M[$p/mpi]:-}
+      m=${T[$p/$s]} ref=${T[$p/mpi]:-}
       if isnum "$m" && [[ $s != mpi ]] && isnum "$ref"; then
         printf ' %s (%s×) |' "$m" "$(awk -v a="$m" -v b="$ref" 'BEGIN { printf "%.1f", a / b }')"
       else
@@ -243,6 +246,21 @@ isnum() { [[ $1 =~ ^[0-9.]+$ ]]; }
     done
     echo
   done
+}
+{
+  echo "METG(50%) in µs (lower is better), width $width, $steps steps, $cores cores; × MPI in brackets."
+  echo "Peak: $peak GFLOP/s (the largest any system reached in this run). Round trip between"
+  echo "the two CPUs (bench_core_to_core): $c2c_before ns before, $c2c_after ns after; load average"
+  echo "before $load_before, after $load_after; kernel $ns_per_iteration ns per iteration."
+  echo "During the sweep $interference."
+  echo
+  table M
+  echo
+  echo "The same with each run's efficiency taken as the kernel's time, at the speed measured"
+  echo "alone just before that run (kernel_ns), over the cores' time: a change of the shared"
+  echo "machine's speed during the sweep moves the table above, not this one."
+  echo
+  table K
 } >"$out/summary.md"
 
 # The first graph of each process (the first pattern's runs, at the largest task size):
