@@ -605,6 +605,13 @@ inline std::unique_ptr<latency_log> configure(const options& o, state& s, int (*
   return log;
 }
 
+// The median of v (not empty); sorts v.
+inline double median_of(std::vector<double>& v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 // The kernel's speed on the calling core now, in ns per iteration: 2^16 iterations (about
 // 0.15 ms), so that a sweep can set each run against the machine's speed of that moment.
 inline double kernel_ns_now() {
@@ -632,12 +639,8 @@ inline void sweep(const options& o, bench_system& sys, latency_log* latency) {
       secs.push_back(sys.run(iterations).seconds);
     }
     if (!sys.prints) continue;
-    std::sort(secs.begin(), secs.end());
-    const std::size_t n = secs.size();
-    const double median = n % 2 ? secs[n / 2] : (secs[n / 2 - 1] + secs[n / 2]) / 2;
-    std::sort(speeds.begin(), speeds.end());
-    const double kernel_ns =
-        n % 2 ? speeds[n / 2] : (speeds[n / 2 - 1] + speeds[n / 2]) / 2;
+    const double median = median_of(secs);  // sorts secs: secs.front() is the fastest
+    const double kernel_ns = median_of(speeds);
     const double flops =
         static_cast<double>(tasks) * static_cast<double>(iterations) * flops_per_iteration;
     const double kernel_seconds =
