@@ -89,16 +89,18 @@ done
 # favours the peer by the luck of its best draw. So that the ratio at its best X carries no
 # selection, that X is measured again, in CONFIRM pairs of jobs alternating with omp-detach.
 # best_tests MPI: the X whose median ms/iter over $out/MPI.peers.*.csv is the smallest.
+# awk_median: median(list) of a space-separated list, for both awk programs below.
+awk_median='
+  function median(list,   n, v, i, j, t) {
+    n = split(list, v, " ")
+    for (i = 2; i <= n; ++i) { t = v[i] + 0; for (j = i - 1; j >= 1 && v[j] + 0 > t; --j) v[j + 1] = v[j]; v[j + 1] = t }
+    return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+  }'
 best_tests() {
-  cat "$out/$1".peers.*.csv 2>/dev/null | awk -F, '
-    $1 == "hybrid-nonblocking" { v[$2] = v[$2] " " $13; n[$2]++ }
+  cat "$out/$1".peers.*.csv 2>/dev/null | awk -F, "$awk_median"'
+    $1 == "hybrid-nonblocking" { v[$2] = v[$2] " " $13 }
     END {
-      for (x in v) {
-        k = split(v[x], a, " ")
-        for (i = 2; i <= k; ++i) { t = a[i] + 0; for (j = i - 1; j >= 1 && a[j] + 0 > t; --j) a[j + 1] = a[j]; a[j + 1] = t }
-        m = k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
-        if (best == "" || m < best) { best = m; bx = x }
-      }
+      for (x in v) if (best == "" || median(v[x]) < best) { best = median(v[x]); bx = x }
       if (bx != "") print bx
     }'
 }
@@ -122,12 +124,7 @@ for f in "$out"/*.csv; do
   config=${tag%.*}
   tail -n +2 "$f" | sed "s|^|$config,|"
 done >"$out/all.csv"
-awk -F, '
-  function median(list,   n, v, i, j, t) {
-    n = split(list, v, " ")
-    for (i = 2; i <= n; ++i) { t = v[i] + 0; for (j = i - 1; j >= 1 && v[j] + 0 > t; --j) v[j + 1] = v[j]; v[j + 1] = t }
-    return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
-  }
+awk -F, "$awk_median"'
   {
     key = $1 SUBSEP $2 SUBSEP $3
     if (!(key in t)) { order[++n] = key }
