@@ -89,7 +89,6 @@ scheduler::scheduler(const core_settings& s, const progress_hooks& hooks)
   set_current_worker(w0);
   init_home_fiber(&w0->home);
   main_timer_slack_ = set_timer_slack(poll_timer_slack_ns);  // restored by shutdown
-  if (settings_.pin == pin_policy::cores) pin_thread_to_pu(place.pu_of_worker[0]);
   instance_ = this;
   if (trace::enabled()) trace::set_thread(0, "worker 0 (main)");
 
@@ -102,6 +101,10 @@ scheduler::scheduler(const core_settings& s, const progress_hooks& hooks)
         worker_thread(i);
       });
     }
+    // Main is pinned after the workers exist: a thread inherits its creator's affinity, and
+    // had main been pinned first, every worker would start queued behind main on main's core
+    // until the OS preempted main (about 2 ms measured), then move to its own.
+    if (settings_.pin == pin_policy::cores) pin_thread_to_pu(place.pu_of_worker[0]);
   } catch (...) {
     stopping_.store(true);
     for (auto* w : workers_)
@@ -182,6 +185,7 @@ void scheduler::shutdown() {
   end_versions(&root_);
   destroy_home_fiber(&w->home);
   set_timer_slack(main_timer_slack_);
+  if (settings_.pin == pin_policy::cores) main_affinity_.restore();
   if (root_.has_error.load(std::memory_order_acquire))
     sched::rethrow_children_failures(&root_, "the runtime's end");
 }

@@ -116,4 +116,13 @@ bool pin_thread_to_pu(int pu) {
   return sched_setaffinity(0, sizeof set, &set) == 0;
 }
 
+saved_affinity::saved_affinity() noexcept {
+  CPU_ZERO(&set_);
+  valid_ = sched_getaffinity(0, sizeof set_, &set_) == 0;
+}
+
+void saved_affinity::restore() const noexcept {
+  if (valid_) sched_setaffinity(0, sizeof set_, &set_);
+}
+
 }  // namespace hytask::core

@@ -1,6 +1,8 @@
 // The machine as hwloc sees it, restricted to the CPUs this process may run on.
 #pragma once
 
+#include <sched.h>
+
 #include <string>
 #include <vector>
 
@@ -34,5 +36,17 @@ std::vector<unsigned> steal_order(const std::vector<int>& package_of_worker, uns
 
 // Pins the calling thread to one PU; returns false (and changes nothing) if it cannot.
 bool pin_thread_to_pu(int pu);
+
+// The calling thread's affinity when constructed, for restore() to give back (main's, which
+// it had before the runtime pinned it and has again after the runtime is gone).
+class saved_affinity {
+ public:
+  saved_affinity() noexcept;
+  void restore() const noexcept;  // on the thread that constructed it
+
+ private:
+  cpu_set_t set_;
+  bool valid_;
+};
 
 }  // namespace hytask::core

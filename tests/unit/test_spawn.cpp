@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
@@ -268,4 +269,41 @@ TEST_P(Spawn, FirstGraphPaysNoPageFaultsForTaskRecords) {
   EXPECT_LT(faults, 40) << "page faults during the first task graph of " << width * steps
                         << " tasks";
   EXPECT_EQ(*cell(steps - 1, 0), static_cast<std::uint64_t>(steps));
+}
+
+// HYTASK_PIN=cores: a worker starts on its own core at once. A thread inherits its creator's
+// affinity; had main pinned itself before creating the workers, each would wait on main's
+// core until the OS preempted main (1.5-3 ms here, the length of a time slice), so a
+// program's first tasks ran on main alone. Main spins here, as a spawning loop would; the
+// best of five runtimes must see worker 1 start a task within 1 ms.
+TEST(Pinning, WorkersStartOnTheirOwnCoresAtOnce) {
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  ASSERT_EQ(sched_getaffinity(0, sizeof mask, &mask), 0);
+  if (CPU_COUNT(&mask) < 2) GTEST_SKIP() << "needs 2 cores in the affinity mask";
+  // A sanitizer's thread start alone takes about 1 ms (ThreadSanitizer, measured).
+  if (hytask_test::sanitized()) GTEST_SKIP() << "a timing test";
+  auto best = std::chrono::steady_clock::duration::max();
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    std::atomic<bool> started{false};
+    std::chrono::steady_clock::time_point created;
+    {
+      hytask::runtime rt(hytask::config{.threads = 2, .pin = hytask::pin_policy::cores});
+      created = std::chrono::steady_clock::now();
+      hytask::spawn([&started] { started.store(true); });
+      // Main does not run the task: it spins outside the runtime, up to 50 ms.
+      while (!started.load() && std::chrono::steady_clock::now() - created < 50ms) {
+      }
+      best = std::min(best, std::chrono::steady_clock::now() - created);
+      hytask::wait_all();
+    }
+    // The runtime's end gives main its affinity back.
+    cpu_set_t after;
+    CPU_ZERO(&after);
+    ASSERT_EQ(sched_getaffinity(0, sizeof after, &after), 0);
+    ASSERT_TRUE(CPU_EQUAL(&after, &mask)) << "main is still pinned after the runtime ended";
+  }
+  EXPECT_LT(best, 1ms) << "worker 1 started its first task "
+                       << std::chrono::duration_cast<std::chrono::microseconds>(best).count()
+                       << " us after the runtime was created, at best of 5";
 }
