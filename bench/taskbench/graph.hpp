@@ -206,8 +206,13 @@ static_assert(sizeof(record) == 16);
 struct alignas(64) record_slot {
   record r;
 };
+// Eight points' checksums of one thread: a thread's row of slots is written by that thread
+// only, so the check adds no line a task would share with tasks on other cores (a shared
+// counter per point would cost every task of a shared-memory system a transfer between
+// cores that MPI's ranks, each with their own, never pay).
 struct alignas(64) checksum_slot {
-  std::atomic<std::uint64_t> sum{0};
+  static constexpr long points = 8;
+  std::uint64_t sum[points] = {};
 };
 // A step tag no task writes: what the ring holds before a run, so that a task that runs
 // before its input was written never finds a record left by the previous run.
@@ -298,10 +303,13 @@ class latency_log {
 // ---- The state of one run, and the task body -------------------------------------------
 
 struct state {
-  explicit state(const graph& graph_)
+  // threads: how many threads run tasks (the values worker_index returns: 0 .. threads-1).
+  explicit state(const graph& graph_, int threads_ = 1)
       : g(graph_),
+        threads(threads_),
+        row_slots((g.width + checksum_slot::points - 1) / checksum_slot::points),
         ring(static_cast<std::size_t>(3 * g.width)),
-        sums(std::make_unique<checksum_slot[]>(static_cast<std::size_t>(g.width))) {}
+        sums(static_cast<std::size_t>(threads * row_slots)) {}
 
   record* at(long t, long i) { return &ring[static_cast<std::size_t>((t % 3) * g.width + i)].r; }
   // The slots of step t's records (OpenMP's depend clauses index them).
@@ -311,16 +319,32 @@ struct state {
   void reset(long iterations_) {
     iterations = iterations_;
     for (auto& s : ring) s.r = record{no_step, no_step, 0};
-    for (long i = 0; i < g.width; ++i) sums[i].sum.store(0, std::memory_order_relaxed);
+    for (auto& slot : sums) slot = checksum_slot{};
+  }
+
+  // The checksum of point i's tasks run by thread `thread`.
+  std::uint64_t& sum(int thread, long i) {
+    return sums[static_cast<std::size_t>(thread * row_slots + i / checksum_slot::points)]
+        .sum[i % checksum_slot::points];
+  }
+  // The checksum of point i over every thread (after the run).
+  std::uint64_t point_sum(long i) const {
+    std::uint64_t h = 0;
+    for (int w = 0; w < threads; ++w)
+      h += sums[static_cast<std::size_t>(w * row_slots + i / checksum_slot::points)]
+               .sum[i % checksum_slot::points];
+    return h;
   }
 
   graph g;
   long iterations = 0;
   bool corrupt = false;             // --corrupt: task (1, 0) writes a wrong step tag
   latency_log* latency = nullptr;   // --latency
-  int (*worker_index)() = nullptr;  // which worker runs the calling task (--latency)
+  int (*worker_index)() = nullptr;  // which thread runs the calling task; null: thread 0
+  int threads;
+  long row_slots;                   // slots per thread
   std::vector<record_slot> ring;    // rec[t % 3][i]
-  std::unique_ptr<checksum_slot[]> sums;
+  std::vector<checksum_slot> sums;  // [thread][point / 8]
 };
 
 [[noreturn]] inline void dependency_not_honoured(long t, long i, const record& r, long j) {
@@ -352,8 +376,11 @@ inline void run_task(state& s, long t, long i) {
     *s.at(t, i) =
         record{static_cast<std::uint32_t>(corrupt ? t + 1 : t), static_cast<std::uint32_t>(i), h};
   }
-  s.sums[i].sum.fetch_add(h, std::memory_order_relaxed);
-  if (s.latency) s.latency->record(t, i, start, now_ns(), s.worker_index());
+  const int thread = s.worker_index != nullptr ? s.worker_index() : 0;
+  if (thread < 0 || thread >= s.threads)
+    fail("taskbench: a task ran on a thread outside 0 .. threads-1: no checksum row for it");
+  s.sum(thread, i) += h;
+  if (s.latency) s.latency->record(t, i, start, now_ns(), thread);
 }
 
 // The checksums of a serial computation of the same graph, per point.
@@ -387,7 +414,7 @@ class checker {
       iterations_ = s.iterations;
     }
     for (long i = lo; i < hi; ++i) {
-      const std::uint64_t got = s.sums[i].sum.load(std::memory_order_relaxed);
+      const std::uint64_t got = s.point_sum(i);
       if (got != ref_[i]) {
         char buf[256];
         std::snprintf(buf, sizeof buf,
@@ -594,14 +621,15 @@ struct bench_system {
   std::function<long(long)> sum_over_processes = [](long x) { return x; };
 };
 
-// Applies --corrupt and --latency to s (worker: which worker runs the calling task); the
-// log it returns, null without --latency, must outlive the runs.
+// Applies --corrupt and --latency to s, and tells it which thread runs the calling task
+// (worker, from 0 to s.threads - 1); the log it returns, null without --latency, must
+// outlive the runs.
 inline std::unique_ptr<latency_log> configure(const options& o, state& s, int (*worker)()) {
   s.corrupt = o.corrupt;
+  s.worker_index = worker;
   if (!o.latency) return nullptr;
   auto log = std::make_unique<latency_log>(o.g);
   s.latency = log.get();
-  s.worker_index = worker;
   return log;
 }
 

@@ -13,7 +13,7 @@ int main(int argc, char** argv) {
   hytask::runtime rt(hytask::config{.threads = static_cast<unsigned>(o.threads)});
 
   const taskbench::graph& g = o.g;
-  taskbench::state s(g);
+  taskbench::state s(g, o.threads);
   const std::unique_ptr<taskbench::latency_log> latency =
       taskbench::configure(o, s, [] { return hytask::worker_index(); });
   taskbench::checker checker(g);

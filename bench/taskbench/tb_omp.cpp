@@ -20,7 +20,7 @@ int main(int argc, char** argv) {
   omp_set_num_threads(o.threads);
 
   const taskbench::graph& g = o.g;
-  taskbench::state s(g);
+  taskbench::state s(g, o.threads);
   const std::unique_ptr<taskbench::latency_log> latency =
       taskbench::configure(o, s, [] { return omp_get_thread_num(); });
   taskbench::checker checker(g);
