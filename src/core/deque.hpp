@@ -124,6 +124,14 @@ class ws_deque {
     return v;
   }
 
+  // The element take_oldest would return next, or null; racy (another taker may win it), for
+  // prefetching only: the pointer may already be taken, or its object reused.
+  T peek_oldest() const {
+    const std::int64_t t = top_.load(std::memory_order_relaxed);
+    if (t >= bottom_.load(std::memory_order_relaxed)) return nullptr;
+    return ring_.load(std::memory_order_acquire)->get(t);
+  }
+
   // Racy size estimate, good enough to decide whether to look closer.
   bool maybe_nonempty() const {
     return bottom_.load(std::memory_order_relaxed) > top_.load(std::memory_order_relaxed);

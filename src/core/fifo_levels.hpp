@@ -58,7 +58,15 @@ class fifo_levels {
     while (mask_ != 0) {
       const unsigned level = 63u - static_cast<unsigned>(__builtin_clzll(mask_));
       queue* q = q_[level].load(std::memory_order_relaxed);
-      if (detail::task* t = q->take_oldest()) return t;
+      if (detail::task* t = q->take_oldest()) {
+        // The next one's record was probably written on another core (spawned there, or
+        // stolen from there): start fetching it while this one runs.
+        if (detail::task* n = q->peek_oldest()) {
+          prefetch_for_write(n);
+          prefetch_for_write(reinterpret_cast<char*>(n) + 64);
+        }
+        return t;
+      }
       if (!q->maybe_nonempty()) {  // thieves emptied it (a failed race retries)
         mask_ &= ~(std::uint64_t{1} << level);
         published_.store(mask_, std::memory_order_release);
