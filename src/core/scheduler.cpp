@@ -76,6 +76,7 @@ scheduler::scheduler(const core_settings& s, const progress_hooks& hooks)
     auto* w = new worker;
     w->index = i;
     w->next_id = i + 1;
+    w->free_cache = std::make_unique<task*[]>(task_cache_cap);
     workers_.push_back(w);
   }
   for (unsigned i = 0; i < n; ++i) workers_[i]->victims = steal_order(place.package_of_worker, i);

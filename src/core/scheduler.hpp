@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string_view>
 #include <thread>
@@ -57,7 +58,9 @@ struct alignas(4096) worker {
   // Caches.
   fiber* fiber_pool = nullptr;
   unsigned fiber_pool_size = 0;
-  task* free_tasks = nullptr;
+  // Free task records, a stack of pointers (task_cache_cap of them at most): filling and
+  // draining it in batches copies pointers, and never reads a record another core wrote.
+  std::unique_ptr<task*[]> free_cache;
   unsigned free_count = 0;
   task* done_parent = nullptr;  // completions of children of done_parent not yet published
   std::int32_t done_count = 0;
@@ -267,6 +270,7 @@ class scheduler {
   void wake(worker* w);
   fiber* take_fiber(worker* w);  // never throws: no stack for a suspending task is fatal
   void free_task(worker* w, task* t);
+  void refill_cache(worker* w);  // a batch of records from the pool into w's empty cache
   void add_slab();          // a slab of fresh records into the pool (pool_mutex_ held)
   void prefault_records();  // at start: the records a program under the limit will use
   void enqueue(worker* w, task* t);  // into w's ready queues; no notification

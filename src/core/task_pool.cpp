@@ -1,6 +1,7 @@
 // Task records and fiber stacks: per-worker caches over a global pool.
 #include "core/scheduler.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -19,41 +20,25 @@ using namespace sched;
 // ---- allocation ----------------------------------------------------------------------
 
 task* scheduler::allocate(worker* w) {
-  task* t = w->free_tasks;
-  if (t == nullptr) {
-    {
-      std::lock_guard<std::mutex> lock(pool_mutex_);
-      std::size_t take = std::min<std::size_t>(pool_.size(), task_batch);
-      for (std::size_t i = 0; i < take; ++i) {
-        task* p = pool_.back();
-        pool_.pop_back();
-        p->parent = w->free_tasks;
-        w->free_tasks = p;
-      }
-      w->free_count += static_cast<unsigned>(take);
-      if (take == 0) {
-        add_slab();
-        for (std::size_t i = 0; i < slab_tasks; ++i) {
-          task* p = pool_.back();
-          pool_.pop_back();
-          p->parent = w->free_tasks;
-          w->free_tasks = p;
-        }
-        w->free_count += slab_tasks;
-      }
-    }
-    t = w->free_tasks;
-  }
-  task* next = t->parent;
-  w->free_tasks = next;
-  --w->free_count;
+  if (w->free_count == 0) refill_cache(w);
+  task* t = w->free_cache[--w->free_count];
   // Records often come back from another core: fetch the next one while this one is used.
-  if (next != nullptr) {
+  if (w->free_count != 0) {
+    task* next = w->free_cache[w->free_count - 1];
     prefetch_for_write(next);
     prefetch_for_write(reinterpret_cast<char*>(next) + 64);
   }
   reset_task(t);
   return t;
+}
+
+void scheduler::refill_cache(worker* w) {
+  std::lock_guard<std::mutex> lock(pool_mutex_);
+  if (pool_.empty()) add_slab();
+  const std::size_t take = std::min<std::size_t>(pool_.size(), task_batch);
+  std::copy(pool_.end() - static_cast<std::ptrdiff_t>(take), pool_.end(), w->free_cache.get());
+  pool_.resize(pool_.size() - take);
+  w->free_count = static_cast<unsigned>(take);
 }
 
 void scheduler::add_slab() {
@@ -102,17 +87,19 @@ void scheduler::free_task(worker* w, task* t) {
     pool_.push_back(t);
     return;
   }
-  t->parent = w->free_tasks;
-  w->free_tasks = t;
-  if (++w->free_count > task_cache_cap) {
-    std::lock_guard<std::mutex> lock(pool_mutex_);
-    for (unsigned i = 0; i < task_cache_cap / 2; ++i) {
-      task* p = w->free_tasks;
-      w->free_tasks = p->parent;
-      pool_.push_back(p);
+  if (w->free_count == task_cache_cap) {
+    // Full: the older half goes to the pool (the newer records are the likelier to be in
+    // this core's cache, for this worker's next spawns).
+    constexpr unsigned half = task_cache_cap / 2;
+    task** cache = w->free_cache.get();
+    {
+      std::lock_guard<std::mutex> lock(pool_mutex_);
+      pool_.insert(pool_.end(), cache, cache + half);
     }
-    w->free_count -= task_cache_cap / 2;
+    std::copy(cache + half, cache + task_cache_cap, cache);
+    w->free_count -= half;
   }
+  w->free_cache[w->free_count++] = t;
 }
 
 void scheduler::drop_ref(task* t) {

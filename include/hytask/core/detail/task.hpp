@@ -76,7 +76,7 @@ struct successor_block {
 struct alignas(64) task {
   // ---- line 0 (48 bytes of header)
   invoke_fn invoke = nullptr;  // runs the callable, then destroys it
-  task* parent = nullptr;      // in a pool: the next free record
+  task* parent = nullptr;
   std::uint32_t flags = 0;
   std::uint32_t spare_word = 0;
   std::int32_t priority = 0;       // task_options::priority
