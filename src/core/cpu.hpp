@@ -42,10 +42,6 @@ inline void full_fence() noexcept {
 
 
 
-// Fetches a cache line in the exclusive state, ahead of an atomic read-modify-write or a
-// store to it. __builtin_prefetch(p, 1) is a plain read prefetch unless the whole build
-// targets PREFETCHW, which leaves the RMW a second round trip for ownership; the
-// instruction is a no-op on x86 processors that lack it.
 // The spin-wait hint: lets the sibling hardware thread run and saves power in spin loops.
 inline void cpu_relax() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
@@ -57,6 +53,10 @@ inline void cpu_relax() noexcept {
 #endif
 }
 
+// Fetches a cache line in the exclusive state, ahead of an atomic read-modify-write or a
+// store to it. __builtin_prefetch(p, 1) is a plain read prefetch unless the whole build
+// targets PREFETCHW, which leaves the RMW a second round trip for ownership; the
+// instruction is a no-op on x86 processors that lack it.
 inline void prefetch_for_write(const void* p) noexcept {
 #if defined(__x86_64__)
   asm volatile("prefetchw %0" ::"m"(*static_cast<const char*>(p)));
