@@ -17,6 +17,7 @@
 #include "core/scheduler.hpp"
 #include "core/stderr_drain.hpp"
 #include "core/thread_name.hpp"
+#include "core/topology.hpp"
 #include "hytask/comm/error.hpp"
 #include "hytask/errors.hpp"
 #include "trace/trace.hpp"
@@ -71,6 +72,7 @@ comm_system::comm_system(const comm_settings& s, int* argc, char*** argv) : sett
     bool ready = false;
     thread_ = std::thread([this, argc, argv, &m, &cv, &ready] {
       core::name_this_thread("hytask-mpi");
+      core::leave_main_core();
       try {
         initialise(argc, argv);
       } catch (const std::exception& e) {
@@ -151,11 +153,13 @@ void comm_system::start() {
   if (settings_.mpi_mode == hytask::mpi_mode::multiple && policy_->wants_thread())
     thread_ = std::thread([this] {
       core::name_this_thread("hytask-progress");
+      core::leave_main_core();
       thread_main(false);
     });
   if (settings_.watchdog_s > 0)
     watchdog_ = std::thread([this] {
       core::name_this_thread("hytask-watchdog");
+      core::leave_main_core();
       watchdog_main();
     });
   started_.store(true, std::memory_order_release);

@@ -105,7 +105,10 @@ scheduler::scheduler(const core_settings& s, const progress_hooks& hooks)
     // Main is pinned after the workers exist: a thread inherits its creator's affinity, and
     // had main been pinned first, every worker would start queued behind main on main's core
     // until the OS preempted main (about 2 ms measured), then move to its own.
-    if (settings_.pin == pin_policy::cores) pin_thread_to_pu(place.pu_of_worker[0]);
+    if (settings_.pin == pin_policy::cores) {
+      set_unpinned_affinity(main_affinity_.get());
+      pin_thread_to_pu(place.pu_of_worker[0]);
+    }
   } catch (...) {
     stopping_.store(true);
     for (auto* w : workers_)
@@ -186,7 +189,10 @@ void scheduler::shutdown() {
   end_versions(&root_);
   destroy_home_fiber(&w->home);
   set_timer_slack(main_timer_slack_);
-  if (settings_.pin == pin_policy::cores) main_affinity_.restore();
+  if (settings_.pin == pin_policy::cores) {
+    main_affinity_.restore();
+    set_unpinned_affinity(nullptr);
+  }
   if (root_.has_error.load(std::memory_order_acquire))
     sched::rethrow_children_failures(&root_, "the runtime's end");
 }

@@ -125,4 +125,21 @@ void saved_affinity::restore() const noexcept {
   if (valid_) sched_setaffinity(0, sizeof set_, &set_);
 }
 
+namespace {
+std::mutex unpinned_mutex;
+bool unpinned_valid = false;
+cpu_set_t unpinned_set;
+}  // namespace
+
+void set_unpinned_affinity(const cpu_set_t* set) {
+  std::lock_guard<std::mutex> lock(unpinned_mutex);
+  unpinned_valid = set != nullptr;
+  if (set != nullptr) unpinned_set = *set;
+}
+
+void leave_main_core() {
+  std::lock_guard<std::mutex> lock(unpinned_mutex);
+  if (unpinned_valid) sched_setaffinity(0, sizeof unpinned_set, &unpinned_set);
+}
+
 }  // namespace hytask::core

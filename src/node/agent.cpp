@@ -13,6 +13,7 @@
 #include "core/clock.hpp"
 #include "core/futex.hpp"
 #include "core/thread_name.hpp"
+#include "core/topology.hpp"
 #include "trace/trace.hpp"
 
 namespace hytask::node {
@@ -46,7 +47,10 @@ agent::agent(node_table& table, std::int64_t min_ns, std::int64_t max_ns)
   node_header& h = table_.header();
   h.agent_pid.store(static_cast<std::int32_t>(getpid()), std::memory_order_relaxed);
   h.agent_running.store(1, std::memory_order_release);
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    core::leave_main_core();
+    run();
+  });
 }
 
 void agent::stop(std::int64_t linger_ns) {

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/topology.hpp"
 #include "hytask/hytask.hpp"
 #include "test_util.hpp"
 
@@ -306,4 +307,45 @@ TEST(Pinning, WorkersStartOnTheirOwnCoresAtOnce) {
   EXPECT_LT(best, 1ms) << "worker 1 started its first task "
                        << std::chrono::duration_cast<std::chrono::microseconds>(best).count()
                        << " us after the runtime was created, at best of 5";
+}
+
+// A runtime thread that is not a worker (MPI thread, progress thread, watchdog, node agent)
+// is started by main after main was pinned, and inherits main's one core: leave_main_core
+// gives it the process's affinity back, while the runtime lives and only then.
+TEST(Pinning, HelperThreadsLeaveMainsCore) {
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  ASSERT_EQ(sched_getaffinity(0, sizeof mask, &mask), 0);
+  if (CPU_COUNT(&mask) < 2) GTEST_SKIP() << "needs 2 cores in the affinity mask";
+  auto helper_mask = [] {
+    cpu_set_t seen;
+    CPU_ZERO(&seen);
+    std::thread([&seen] {
+      hytask::core::leave_main_core();
+      sched_getaffinity(0, sizeof seen, &seen);
+    }).join();
+    return seen;
+  };
+  {
+    hytask::runtime rt(hytask::config{.threads = 2, .pin = hytask::pin_policy::cores});
+    cpu_set_t main_now;
+    CPU_ZERO(&main_now);
+    ASSERT_EQ(sched_getaffinity(0, sizeof main_now, &main_now), 0);
+    EXPECT_EQ(CPU_COUNT(&main_now), 1) << "main is pinned to one core";
+    cpu_set_t seen = helper_mask();
+    EXPECT_TRUE(CPU_EQUAL(&seen, &mask)) << "a helper thread kept main's one core: "
+                                         << CPU_COUNT(&seen) << " CPUs";
+  }
+  // No pinned runtime: a thread keeps what it inherited (here the whole mask again).
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &mask)) {
+      CPU_SET(c, &one);
+      break;
+    }
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  cpu_set_t seen = helper_mask();
+  ASSERT_EQ(sched_setaffinity(0, sizeof mask, &mask), 0);
+  EXPECT_TRUE(CPU_EQUAL(&seen, &one)) << "without a pinned runtime the call changed the mask";
 }
