@@ -101,28 +101,23 @@ static void BM_Fib20(benchmark::State& state) {
 }
 BENCHMARK(BM_Fib20);
 
-// Spawn + run + complete of an empty task on one worker, in batches of 1000.
-static void BM_SpawnEmpty(benchmark::State& state) {
-  hytask::runtime rt(hytask::config{.threads = 1});
+// Spawn 1000 empty tasks on `threads` workers and wait for them, per iteration.
+static void spawn_empty(benchmark::State& state, unsigned threads) {
+  hytask::runtime rt(hytask::config{.threads = threads});
   for (auto _ : state) {
     for (int i = 0; i < 1000; ++i) hytask::spawn([] {});
     hytask::wait_all();
   }
   state.SetItemsProcessed(state.iterations() * 1000);
 }
+// Spawn + run + complete of an empty task on one worker, in batches of 1000.
+static void BM_SpawnEmpty(benchmark::State& state) { spawn_empty(state, 1); }
 BENCHMARK(BM_SpawnEmpty);
 
 // The same on two workers: main spawns, the other worker steals and runs most tasks, so a
 // record makes the round trip between the cores (written by main, run and freed on the
 // other core, reused by main) that a worker's record cache and prefetches are for.
-static void BM_SpawnEmptyTwoWorkers(benchmark::State& state) {
-  hytask::runtime rt(hytask::config{.threads = 2});
-  for (auto _ : state) {
-    for (int i = 0; i < 1000; ++i) hytask::spawn([] {});
-    hytask::wait_all();
-  }
-  state.SetItemsProcessed(state.iterations() * 1000);
-}
+static void BM_SpawnEmptyTwoWorkers(benchmark::State& state) { spawn_empty(state, 2); }
 BENCHMARK(BM_SpawnEmptyTwoWorkers)->UseRealTime();
 
 // The same with two accesses that hit the tracker's fast path (inout a, in b).

@@ -324,16 +324,16 @@ struct state {
 
   // The checksum of point i's tasks run by thread `thread`.
   std::uint64_t& sum(int thread, long i) {
-    return sums[static_cast<std::size_t>(thread * row_slots + i / checksum_slot::points)]
-        .sum[i % checksum_slot::points];
+    return sums[slot_of(thread, i)].sum[i % checksum_slot::points];
   }
   // The checksum of point i over every thread (after the run).
   std::uint64_t point_sum(long i) const {
     std::uint64_t h = 0;
-    for (int w = 0; w < threads; ++w)
-      h += sums[static_cast<std::size_t>(w * row_slots + i / checksum_slot::points)]
-               .sum[i % checksum_slot::points];
+    for (int w = 0; w < threads; ++w) h += sums[slot_of(w, i)].sum[i % checksum_slot::points];
     return h;
+  }
+  std::size_t slot_of(int thread, long i) const {
+    return static_cast<std::size_t>(thread * row_slots + i / checksum_slot::points);
   }
 
   graph g;

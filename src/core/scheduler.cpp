@@ -106,7 +106,7 @@ scheduler::scheduler(const core_settings& s, const progress_hooks& hooks)
     // had main been pinned first, every worker would start queued behind main on main's core
     // until the OS preempted main (about 2 ms measured), then move to its own.
     if (settings_.pin == pin_policy::cores) {
-      set_unpinned_affinity(main_affinity_.get());
+      remember_unpinned_affinity();
       pin_thread_to_pu(place.pu_of_worker[0]);
     }
   } catch (...) {
@@ -190,8 +190,8 @@ void scheduler::shutdown() {
   destroy_home_fiber(&w->home);
   set_timer_slack(main_timer_slack_);
   if (settings_.pin == pin_policy::cores) {
-    main_affinity_.restore();
-    set_unpinned_affinity(nullptr);
+    leave_main_core();
+    forget_unpinned_affinity();
   }
   if (root_.has_error.load(std::memory_order_acquire))
     sched::rethrow_children_failures(&root_, "the runtime's end");

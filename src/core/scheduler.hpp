@@ -22,7 +22,6 @@
 #include "core/comm_types.hpp"
 #include "core/deque.hpp"
 #include "core/fiber.hpp"
-#include "core/topology.hpp"
 #include "core/fifo_levels.hpp"
 #include "core/progress_hooks.hpp"
 #include "core/ready_heap.hpp"
@@ -292,7 +291,6 @@ class scheduler {
   std::atomic<bool> stopping_{false};
   std::atomic<std::uint32_t> root_resumed_{0};
   unsigned long main_timer_slack_ = 0;  // the main thread's, before it became worker 0
-  saved_affinity main_affinity_;        // likewise (HYTASK_PIN=cores pins main)
 
   alignas(64) std::atomic<std::int64_t> inflight_{0};
   std::atomic<std::int64_t> set_aside_{0};  // see set_aside()

@@ -116,25 +116,21 @@ bool pin_thread_to_pu(int pu) {
   return sched_setaffinity(0, sizeof set, &set) == 0;
 }
 
-saved_affinity::saved_affinity() noexcept {
-  CPU_ZERO(&set_);
-  valid_ = sched_getaffinity(0, sizeof set_, &set_) == 0;
-}
-
-void saved_affinity::restore() const noexcept {
-  if (valid_) sched_setaffinity(0, sizeof set_, &set_);
-}
-
 namespace {
 std::mutex unpinned_mutex;
 bool unpinned_valid = false;
 cpu_set_t unpinned_set;
 }  // namespace
 
-void set_unpinned_affinity(const cpu_set_t* set) {
+void remember_unpinned_affinity() {
   std::lock_guard<std::mutex> lock(unpinned_mutex);
-  unpinned_valid = set != nullptr;
-  if (set != nullptr) unpinned_set = *set;
+  CPU_ZERO(&unpinned_set);
+  unpinned_valid = sched_getaffinity(0, sizeof unpinned_set, &unpinned_set) == 0;
+}
+
+void forget_unpinned_affinity() {
+  std::lock_guard<std::mutex> lock(unpinned_mutex);
+  unpinned_valid = false;
 }
 
 void leave_main_core() {

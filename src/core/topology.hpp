@@ -1,8 +1,6 @@
 // The machine as hwloc sees it, restricted to the CPUs this process may run on.
 #pragma once
 
-#include <sched.h>
-
 #include <string>
 #include <vector>
 
@@ -37,26 +35,15 @@ std::vector<unsigned> steal_order(const std::vector<int>& package_of_worker, uns
 // Pins the calling thread to one PU; returns false (and changes nothing) if it cannot.
 bool pin_thread_to_pu(int pu);
 
+// HYTASK_PIN=cores pins main. Before that, the scheduler calls remember_unpinned_affinity()
+// on main: the mask main has then is what leave_main_core() gives the calling thread, until
+// forget_unpinned_affinity() (the runtime's end, after main called leave_main_core itself).
 // A runtime thread that is not a worker (the MPI thread, the progress thread, the watchdog,
-// the node agent) calls this first. Such threads are started by main and inherit its
-// affinity, which under HYTASK_PIN=cores is main's one core: they would compete with main
-// for it while other cores idle. This gives the calling thread the affinity main had before
-// the runtime pinned it; without a pinned runtime it changes nothing.
+// the node agent) calls leave_main_core() first: it is started by main and inherits main's
+// one core, and would compete with main for it while other cores idle. Without a
+// remembered mask the call changes nothing.
+void remember_unpinned_affinity();
+void forget_unpinned_affinity();
 void leave_main_core();
-// The scheduler: main's affinity before it pinned main (set), and after unpinning (clear).
-void set_unpinned_affinity(const cpu_set_t* set);
-
-// The calling thread's affinity when constructed, for restore() to give back (main's, which
-// it had before the runtime pinned it and has again after the runtime is gone).
-class saved_affinity {
- public:
-  saved_affinity() noexcept;
-  void restore() const noexcept;  // on the thread that constructed it
-  const cpu_set_t* get() const noexcept { return valid_ ? &set_ : nullptr; }
-
- private:
-  cpu_set_t set_;
-  bool valid_;
-};
 
 }  // namespace hytask::core
