@@ -2,7 +2,8 @@
 # METG(50%) after Task Bench (Slaughter et al., SC'20): for each pattern, each system runs
 # the same task graph (bench/taskbench/graph.hpp) over a sweep of task sizes, from ~1 ms
 # tasks down to 1 kernel iteration, in a fresh process per pattern and system, systems
-# interleaved. Prints (and writes to DIR/summary.md) the METG table, the cross-worker
+# interleaved; with --passes N the whole set N times over, each point's figures the median
+# of its passes. Prints (and writes to DIR/summary.md) the METG table, the cross-worker
 # latency of hytask and OpenMP near hytask's METG, and plots efficiency against task
 # granularity into docs/img/metg_<pattern>_w<width>.svg. docs/benchmarks.md, "Fine-grained
 # task graphs", is this script's output.
@@ -10,11 +11,15 @@
 #       [--patterns "stencil_1d nearest:3 nearest:5 fft spread:3 tree trivial"]
 #       [--systems "hytask omp_gcc omp_clang mpi"] [--reps 3] [--out DIR]
 #       [--cores 2] [--top-us 1000] [--factor 1.4142] [--plots docs/img] [--no-latency]
+#       [--passes 1]
 #   --cores      threads of hytask and OpenMP, ranks of MPI (default: 2)
 #   --top-us     the largest task, in µs of kernel time (calibrated at the start)
 #   --factor     ratio between successive task sizes below 100 µs (√2; 2 halves the time);
 #                above 100 µs the sweep halves the size
 #   --plots      where the SVG plots go ("" for none)
+#   --passes     how many times to run every pattern and system, one after the other: a
+#                shared machine's slow phases last minutes, so the reps of one process
+#                (seconds apart) see the same phase, and passes minutes apart do not
 # Definitions: a run's FLOP/s = tasks × iterations × 48 / wall time; peak = the largest
 # FLOP/s any system reached in this invocation (all patterns); efficiency = FLOP/s / peak;
 # task granularity = wall time × cores / tasks; METG(50%) = Task Bench's: the smallest
@@ -27,8 +32,8 @@ set -euo pipefail
 build=build width=4 steps=1000 reps=3 out="" cores=2 top_us=1000 factor=1.4142135623730951
 patterns="stencil_1d nearest:3 nearest:5 fft spread:3 tree trivial"
 systems="hytask omp_gcc omp_clang mpi"
-plots=docs/img latency=1
-usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//' >&2; }
+plots=docs/img latency=1 passes=1
+usage() { sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//' >&2; }
 while (($#)); do
   case "$1" in
     --build) build=$2; shift 2 ;;
@@ -43,10 +48,16 @@ while (($#)); do
     --factor) factor=$2; shift 2 ;;
     --plots) plots=$2; shift 2 ;;
     --no-latency) latency=0; shift ;;
+    --passes) passes=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "run_metg.sh: unknown argument '$1'" >&2; usage; exit 2 ;;
   esac
 done
+
+if ! [[ $passes =~ ^[1-9][0-9]*$ ]]; then
+  echo "run_metg.sh: --passes must be a positive integer, not '$passes'" >&2
+  exit 2
+fi
 
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
@@ -169,18 +180,20 @@ c2c_before=$(c2c)
 load_before=$(load)
 started=$(date +%s)
 {
-  echo "# run_metg.sh --width $width --steps $steps --reps $reps --cores $cores --patterns \"$patterns\" --systems \"$systems\""
+  echo "# run_metg.sh --width $width --steps $steps --reps $reps --cores $cores --patterns \"$patterns\" --systems \"$systems\" --passes $passes"
   echo "# $(date -u +%FT%TZ) $(uname -n); kernel $ns_per_iteration ns per iteration; round trip before: $c2c_before ns; load before: $load_before"
 } >>"$raw"
 
 read -ra rotation <<<"$systems"
-for p in $patterns; do
-  for s in "${rotation[@]}"; do
-    log "$p: $s"
-    run_system "$s" --pattern "$p" --width "$width" --steps "$steps" --iterations "$sweep" --reps "$reps" >>"$raw"
+for ((pass = 1; pass <= passes; ++pass)); do
+  for p in $patterns; do
+    for s in "${rotation[@]}"; do
+      log "pass $pass of $passes, $p: $s"
+      run_system "$s" --pattern "$p" --width "$width" --steps "$steps" --iterations "$sweep" --reps "$reps" >>"$raw"
+    done
+    # Interleave: the next pattern starts with the next system.
+    rotation=("${rotation[@]:1}" "${rotation[0]}")
   done
-  # Interleave: the next pattern starts with the next system.
-  rotation=("${rotation[@]:1}" "${rotation[0]}")
 done
 c2c_after=$(c2c)
 load_after=$(load)
@@ -188,17 +201,27 @@ echo "# round trip after: $c2c_after ns; load after: $load_after; $(( $(date +%s
 
 # ---- METG, efficiency, the table ---------------------------------------------------------
 # analysis.txt: pattern system iterations granularity_us efficiency first_seconds first_faults
-# seconds kernel_efficiency
+# seconds kernel_efficiency passes. A point run in several passes has the medians of its
+# granularity, FLOP/s, seconds and kernel efficiency over the passes (each already the median
+# of its process's reps); its first graph is the first pass's. The peak is the largest of
+# those medians.
 awk '
+  function median(list,   a, m, i, j, t) {
+    m = split(list, a, " ")
+    for (i = 2; i <= m; ++i) { t = a[i] + 0; for (j = i - 1; j >= 1 && a[j] + 0 > t; --j) a[j + 1] = a[j]; a[j + 1] = t }
+    return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2 }
   /^#/ { next }
   { delete v; for (i = 1; i <= NF; ++i) { split($i, kv, "="); v[kv[1]] = kv[2] }
-    n++; pat[n] = v["pattern"]; sys[n] = v["system"]; it[n] = v["iterations"]
-    gran[n] = v["granularity_us"]; gf[n] = v["gflops"]; fsec[n] = v["first_seconds"]
-    ffl[n] = v["first_faults"]; sec[n] = v["seconds"]; ke[n] = v["kernel_efficiency"]
-    if (v["gflops"] + 0 > peak) peak = v["gflops"] + 0 }
-  END { printf "# peak_gflops %.4f\n", peak
-        for (k = 1; k <= n; ++k)
-          printf "%s %s %s %s %.6f %s %s %s %s\n", pat[k], sys[k], it[k], gran[k], gf[k] / peak, fsec[k], ffl[k], sec[k], ke[k] }
+    key = v["pattern"] SUBSEP v["system"] SUBSEP v["iterations"]
+    if (!(key in np)) { n++; order[n] = key; pat[key] = v["pattern"]; sys[key] = v["system"]
+      it[key] = v["iterations"]; fsec[key] = v["first_seconds"]; ffl[key] = v["first_faults"] }
+    np[key]++; gran[key] = gran[key] " " v["granularity_us"]; gf[key] = gf[key] " " v["gflops"]
+    sec[key] = sec[key] " " v["seconds"]; ke[key] = ke[key] " " v["kernel_efficiency"] }
+  END { for (k = 1; k <= n; ++k) { key = order[k]; mg[key] = median(gf[key]); if (mg[key] > peak) peak = mg[key] }
+        printf "# peak_gflops %.4f\n", peak
+        for (k = 1; k <= n; ++k) { key = order[k]
+          printf "%s %s %s %s %.6f %s %s %s %s %d\n", pat[key], sys[key], it[key], median(gran[key]),
+            mg[key] / peak, fsec[key], ffl[key], median(sec[key]), median(ke[key]), np[key] } }
 ' "$raw" >"$out/analysis.txt"
 peak=$(sed -n 's/^# peak_gflops //p' "$out/analysis.txt")
 
@@ -249,6 +272,7 @@ table() {
 }
 {
   echo "METG(50%) in µs (lower is better), width $width, $steps steps, $cores cores; × MPI in brackets."
+  ((passes > 1)) && echo "Each point: the median of $passes passes over every pattern and system, run one after the other."
   echo "Peak: $peak GFLOP/s (the largest any system reached in this run). Round trip between"
   echo "the two CPUs (bench_core_to_core): $c2c_before ns before, $c2c_after ns after; load average"
   echo "before $load_before, after $load_after; kernel $ns_per_iteration ns per iteration."

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# ctest's check of run_metg.sh at a tiny size: two passes over one pattern of hytask and MPI
+# must give one analysis line per sweep point with both passes in it, and a METG table with
+# a figure for each system; a bad --passes must be refused.
+#   test_run_metg.sh BUILD_DIR
+set -euo pipefail
+build=$1
+here="$(cd "$(dirname "$0")" && pwd)"
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+fail() { echo "test_run_metg: $*" >&2; exit 1; }
+
+"$here/run_metg.sh" --build "$build" --systems "hytask mpi" --patterns trivial --steps 20 \
+  --top-us 5 --reps 1 --passes 2 --plots "" --no-latency --out "$out" >"$out/log" 2>&1 ||
+  { cat "$out/log" >&2; fail "run_metg.sh failed"; }
+[[ $(grep -c '^system=' "$out/raw.txt") -gt 0 ]] || fail "no result lines in raw.txt"
+# Every point appears in both passes, once per pass, and analysis.txt holds each point once.
+points=$(grep -c '^trivial ' "$out/analysis.txt")
+runs=$(grep -c '^system=' "$out/raw.txt")
+((runs == 2 * points)) || fail "raw.txt has $runs runs for $points points, not two passes of each"
+awk '$1 == "trivial" && $10 != 2 { bad = 1 } END { exit bad }' "$out/analysis.txt" ||
+  fail "an analysis line is not the median of 2 passes: $(cat "$out/analysis.txt")"
+grep -q 'Each point: the median of 2 passes' "$out/summary.md" || fail "the summary does not say so"
+row=$(grep -m1 '^| trivial |' "$out/summary.md") || fail "no trivial row in the summary"
+[[ $row =~ ^\|\ trivial\ \|\ (\<\ )?[0-9.]+(\ \([0-9.]+×\))?\ \|\ (\<\ )?[0-9.]+\ \|$ ]] ||
+  fail "the trivial row has no METG for both systems: $row"
+
+if "$here/run_metg.sh" --build "$build" --passes 0 --out "$out/bad" >"$out/bad.log" 2>&1; then
+  fail "--passes 0 was accepted"
+fi
+grep -q "passes must be a positive integer" "$out/bad.log" || fail "--passes 0: $(cat "$out/bad.log")"
+echo "test_run_metg: ok ($points points, 2 passes; $row)"
