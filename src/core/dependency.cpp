@@ -9,15 +9,17 @@
 namespace hytask::detail {
 namespace {
 
-bool completed(const task* t) {
+// Whether t completed without failing: its closed successor count says so, without a look at
+// its other lines (written on the core that ran it).
+bool succeeded(const task* t) {
   return t->nsucc.load(std::memory_order_acquire) == successors_closed;
 }
 
-// pred completed before succ could be linked to it: had it failed, its successors are
-// skipped, and succ is one of them (the acquire on pred's closed count shows its flags and
-// error).
-void inherit_failure(task* pred, task* succ) {
-  if (core::sched::has_failed(pred)) core::sched::fail_before_start(succ, pred->error);
+// pred completed (its count closed at `closed`) before succ could be linked to it: had it
+// failed, its successors are skipped, and succ is one of them (the acquire on pred's closed
+// count shows its error).
+void inherit_failure(task* pred, std::uint32_t closed, task* succ) {
+  if (closed == successors_closed_failed) core::sched::fail_before_start(succ, pred->error);
 }
 
 // The first fragment of a domain's map that ends after lo (it may start before), or end().
@@ -44,8 +46,8 @@ void free_successor_blocks(task* t) {
 int add_edge(task* pred, task* succ) {
   if (pred == succ) return 0;
   std::uint32_t n = pred->nsucc.load(std::memory_order_acquire);
-  if (n == successors_closed) {
-    inherit_failure(pred, succ);
+  if (successors_are_closed(n)) {
+    inherit_failure(pred, n, succ);
     return 0;
   }
   // A task that communicates waits for pred: pred joins the communication class, so that what
@@ -75,7 +77,7 @@ int add_edge(task* pred, task* succ) {
   if (pred->nsucc.compare_exchange_strong(n, n + 1, std::memory_order_release,
                                           std::memory_order_acquire))
     return 1;
-  inherit_failure(pred, succ);
+  inherit_failure(pred, n, succ);  // n: the closed count the failed exchange read
   return 0;
 }
 
@@ -198,8 +200,8 @@ void dep_domain::erase(fragment* f) {
 // A failed task stays: tasks spawned after it on this region are skipped too (until the
 // wait_all that reports it clears the domain).
 bool dep_domain::live(const fragment& f) {
-  bool l = f.writer && (!completed(f.writer) || core::sched::has_failed(f.writer));
-  for (task* r : f.readers) l = l || !completed(r) || core::sched::has_failed(r);
+  bool l = f.writer && !succeeded(f.writer);
+  for (task* r : f.readers) l = l || !succeeded(r);
   return l;
 }
 
@@ -227,7 +229,7 @@ int dep_domain::apply(fragment& f, task* t, access_mode mode) {
     if (n >= 8 && (n & (n - 1)) == 0) {  // amortised pruning of completed readers
       std::uint32_t kept = 0;
       for (task* r : f.readers) {
-        if (completed(r) && !core::sched::has_failed(r)) release(r);
+        if (succeeded(r)) release(r);
         else f.readers.begin()[kept++] = r;
       }
       f.readers.truncate(kept);

@@ -105,11 +105,13 @@ void scheduler::publish_children(task* t) {
 }
 
 void scheduler::release_successors(worker* w, task* t) {
-  const std::uint32_t n = t->nsucc.exchange(detail::successors_closed, std::memory_order_acq_rel);
-  if (n == 0) return;
   // A task that failed (its body threw, it was skipped, or a child failed) fails its
-  // successors: they are skipped, and fail theirs in turn.
+  // successors: they are skipped, and fail theirs in turn. The closed count says so to the
+  // tasks spawned later.
   const bool failed = has_failed(t);
+  const std::uint32_t n = t->nsucc.exchange(
+      failed ? detail::successors_closed_failed : detail::successors_closed, std::memory_order_acq_rel);
+  if (n == 0) return;
   // Successors were spawned on other cores, typically: start fetching all of them before the
   // first (serialising) atomic decrement.
   const std::uint32_t inline_n = std::min(n, detail::task_inline_successors);

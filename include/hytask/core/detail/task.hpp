@@ -44,7 +44,11 @@ using complete_hook_fn = void (*)(task*);
 
 inline constexpr std::size_t task_inline_bytes = 80;
 inline constexpr std::uint32_t task_inline_successors = 7;
-inline constexpr std::uint32_t successors_closed = 0xffffffffu;
+// nsucc's value once the task has completed: closed to new successors, and whether it
+// failed, so that a task spawned later learns both from the one line it links through.
+inline constexpr std::uint32_t successors_closed = 0xffffffffu;         // succeeded
+inline constexpr std::uint32_t successors_closed_failed = 0xfffffffeu;  // failed
+inline constexpr bool successors_are_closed(std::uint32_t n) { return n >= successors_closed_failed; }
 inline constexpr unsigned max_depth = 63;  // deeper tasks share the deepest ready queue
 
 // alive = body_share while the body runs + published children + holds - completed
