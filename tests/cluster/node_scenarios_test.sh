@@ -13,10 +13,26 @@ if ! "$cluster" check; then
 fi
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-"$cluster" run --mpi "$mpi" -n 4 -- env HYTASK_PROGRESS=node HYTASK_NODE_STATS=1 \
-  HYTASK_WATCHDOG_S=60 HYTASK_THREADS=1 "$scenarios" >"$out" 2>&1
-status=$?
-cat "$out"
+# A job ends well within a minute. One that hangs after rank 0 printed its summary (every
+# scenario passed on every rank: each ends in a barrier), with hytask's shutdown not
+# reporting operations still pending, hung inside MPI_Finalize: with MPICH over UCX's TCP
+# transport about one job in 30 does, rank 0 polling a connection the others have already
+# left (openucx/ucx#8738). Such a job is run once more, saying so; a second hang fails.
+job_timeout=${NODE_SCENARIOS_JOB_TIMEOUT:-120}
+for attempt in 1 2; do
+  timeout -k 10 "$job_timeout" "$cluster" run --mpi "$mpi" -n 4 -- env HYTASK_PROGRESS=node \
+    HYTASK_NODE_STATS=1 HYTASK_WATCHDOG_S=60 HYTASK_THREADS=1 "$scenarios" >"$out" 2>&1
+  status=$?
+  cat "$out"
+  if ((status == 124 && attempt == 1)) && grep -q "^all scenarios passed" "$out" &&
+     ! grep -q "still pending at shutdown" "$out"; then
+    echo "node_scenarios_test: the job hung for ${job_timeout} s after every scenario had passed," \
+         "in MPI_Finalize (the MPICH/UCX TCP finalize hang, openucx/ucx#8738); running it once more"
+    continue
+  fi
+  break
+done
+((status != 124)) || fail "the job did not end within ${job_timeout} s (status 124)"
 ((status == 0)) || fail "the scenarios failed under HYTASK_PROGRESS=node across two nodes (status $status)"
 for r in 0 1 2 3; do
   grep -qE "hytask node: rank $r \(local [01] of 2\)" "$out" \

@@ -562,10 +562,12 @@ int main(int argc, char** argv) {
     it->second();
     mpi::barrier();
     if (g_rank == 0) std::printf("ok: %s\n", g_scenario);
+    std::fflush(stdout);  // a hang later (MPI_Finalize) must not swallow what passed
   }
   if (g_rank == 0) std::printf("all scenarios passed (mode %s, progress %s, %u workers)\n",
                                std::getenv("HYTASK_MPI_MODE") ? std::getenv("HYTASK_MPI_MODE") : "default",
                                std::getenv("HYTASK_PROGRESS") ? std::getenv("HYTASK_PROGRESS") : "default",
                                rt.settings().threads);
+  std::fflush(stdout);
   return 0;
 }
