@@ -309,7 +309,9 @@ class scheduler {
   // priorities are used.
   alignas(64) std::atomic<std::int64_t> positive_ready_{0};
   alignas(64) std::atomic<int> in_transit_{0};  // steal_levels calls under way
-  comm_types comm_types_;
+  // Read at every spawn (classify), written only when a type is learned: a line of its own,
+  // not in_transit_'s, which every steal writes (sharing it cost main a miss per spawn).
+  alignas(64) comm_types comm_types_;
 
   std::mutex pool_mutex_;         // global task pool
   std::vector<task*> pool_;       // batches flow here from workers that free more than they spawn
