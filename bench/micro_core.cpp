@@ -3,6 +3,7 @@
 #include <benchmark/benchmark.h>
 #include <boost/context/detail/fcontext.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -119,6 +120,24 @@ BENCHMARK(BM_SpawnEmpty);
 // other core, reused by main) that a worker's record cache and prefetches are for.
 static void BM_SpawnEmptyTwoWorkers(benchmark::State& state) { spawn_empty(state, 2); }
 BENCHMARK(BM_SpawnEmptyTwoWorkers)->UseRealTime();
+
+// The same with the callable users write most, three words (`[&a, &b, i]`: 24 bytes, the
+// most a record's first line holds beside its header), so that a task is one line to move.
+static void BM_SpawnThreeWordsTwoWorkers(benchmark::State& state) {
+  hytask::runtime rt(hytask::config{.threads = 2});
+  std::atomic<long> a{0};
+  long b = 0;
+  for (auto _ : state) {
+    for (long i = 0; i < 1000; ++i)
+      hytask::spawn([&a, &b, i] {
+        if (i < 0) a.fetch_add(b, std::memory_order_relaxed);  // never: keeps the captures
+      });
+    hytask::wait_all();
+  }
+  benchmark::DoNotOptimize(a.load());
+  state.SetItemsProcessed(state.iterations() * 1000);
+}
+BENCHMARK(BM_SpawnThreeWordsTwoWorkers)->UseRealTime();
 
 // The same with two accesses that hit the tracker's fast path (inout a, in b).
 static void BM_SpawnTwoDeps(benchmark::State& state) {

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -153,6 +155,61 @@ TEST_P(Spawn, LargeCapturesAreStoredOnTheHeap) {
     });
   hytask::wait_all();
   EXPECT_EQ(sum.load(), 100 * (63 * 64 / 2));
+}
+
+// Callables at the edges of the record's inline storage (88 bytes after a 40-byte header, 80
+// for one aligned to 16) and of its first line (24 bytes): each arrives whole, aligned, and
+// is destroyed exactly once.
+template <std::size_t Bytes, std::size_t Align>
+struct alignas(Align) payload {
+  unsigned char b[Bytes];
+};
+
+namespace hd = hytask::detail;
+static_assert(hd::stored_inline<payload<88, 8>> && !hd::stored_inline<payload<96, 8>>);
+static_assert(hd::stored_inline<payload<80, 16>> && !hd::stored_inline<payload<96, 16>>);
+static_assert(!hd::stored_inline<payload<32, 32>>);
+static_assert(offsetof(hd::task, storage) + 24 <= 64,
+              "a three-word callable shares the record's first line with its header");
+
+template <std::size_t Bytes, std::size_t Align>
+void spawn_payloads(unsigned threads) {
+  hytask::runtime rt(hytask::config{.threads = threads});
+  static_assert(sizeof(payload<Bytes, Align>) == Bytes);
+  std::atomic<int> ok{0}, destroyed{0};
+  struct counter {
+    std::atomic<int>* n;
+    bool live = true;
+    explicit counter(std::atomic<int>* c) : n(c) {}
+    counter(counter&& o) noexcept : n(o.n) { o.live = false; }
+    ~counter() {
+      if (live) n->fetch_add(1);
+    }
+  };
+  for (int k = 0; k < 200; ++k) {
+    payload<Bytes, Align> p;
+    for (std::size_t i = 0; i < Bytes; ++i) p.b[i] = static_cast<unsigned char>(i * 7 + k);
+    hytask::spawn([p, k, &ok, c = counter(&destroyed)] {
+      bool good = reinterpret_cast<std::uintptr_t>(&p) % Align == 0;
+      for (std::size_t i = 0; i < Bytes; ++i)
+        good = good && p.b[i] == static_cast<unsigned char>(i * 7 + k);
+      if (good) ok.fetch_add(1);
+    });
+  }
+  hytask::wait_all();
+  EXPECT_EQ(ok.load(), 200) << Bytes << " bytes aligned to " << Align;
+  EXPECT_EQ(destroyed.load(), 200) << Bytes << " bytes aligned to " << Align;
+}
+
+TEST_P(Spawn, CallablesAtTheEdgesOfInlineStorageArriveWhole) {
+  spawn_payloads<8, 8>(GetParam());     // with k, &ok and the counter: 32 bytes
+  spawn_payloads<56, 8>(GetParam());    // 80: inline
+  spawn_payloads<64, 8>(GetParam());    // 88: inline, the whole storage
+  spawn_payloads<72, 8>(GetParam());    // 96: boxed
+  spawn_payloads<16, 16>(GetParam());   // aligned to 16: starts 8 bytes into the storage
+  spawn_payloads<48, 16>(GetParam());   // 80 aligned to 16: inline, to the end
+  spawn_payloads<64, 16>(GetParam());   // 96 aligned to 16: boxed
+  spawn_payloads<32, 32>(GetParam());   // aligned beyond 16: boxed
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, Spawn, ::testing::Values(1u, 2u, 4u));

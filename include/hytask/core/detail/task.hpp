@@ -42,7 +42,7 @@ inline constexpr std::uint32_t cold_line_flags =
 using invoke_fn = void (*)(task*, bool run);
 using complete_hook_fn = void (*)(task*);
 
-inline constexpr std::size_t task_inline_bytes = 80;
+inline constexpr std::size_t task_inline_bytes = 88;
 inline constexpr std::uint32_t task_inline_successors = 7;
 // nsucc's value once the task has completed: closed to new successors, and whether it
 // failed, so that a task spawned later learns both from the one line it links through.
@@ -64,8 +64,9 @@ struct successor_block {
   task* slot[slots];
 };
 
-// Layout, chosen so that a task whose callable holds two pointers is one cache line:
-//   line 0     the fields spawn writes and completion reads, then the callable storage,
+// Layout, chosen so that a task whose callable holds three pointers is one cache line:
+//   line 0     the fields spawn writes and completion reads (40 bytes), then the callable
+//              storage (a callable aligned to 16 starts 8 bytes into it),
 //              which continues into line 1 for larger callables;
 //   lines 2-3  fields few tasks use (names, ids, errors, suspension, hooks);
 //   line 4     the successor count and slots and the tracker's reference count, touched
@@ -78,11 +79,10 @@ struct successor_block {
 // is running or has just run on another core, and so touches one line of it, not two, and
 // leaves line 0 (pending, refs, the callable) with the core that runs it.
 struct alignas(64) task {
-  // ---- line 0 (48 bytes of header)
+  // ---- line 0 (40 bytes of header)
   invoke_fn invoke = nullptr;  // runs the callable, then destroys it
   task* parent = nullptr;
   std::uint32_t flags = 0;
-  std::uint32_t spare_word = 0;
   std::int32_t priority = 0;       // task_options::priority
   std::uint8_t succ_overflow = 0;  // set by the (single) successor adder when it made blocks
   std::uint8_t depth = 0;          // nesting: the root's is 0, its children's 1, ... (capped)
@@ -93,7 +93,7 @@ struct alignas(64) task {
   std::atomic<std::int32_t> pending{0};  // unresolved predecessors (+ a bias while spawning)
   std::atomic<std::int32_t> alive{body_share};
   std::atomic<std::int32_t> refs{1};     // execution + (1 if the parent's tracker refers to it)
-  alignas(16) unsigned char storage[task_inline_bytes];  // bytes 48..127
+  alignas(8) unsigned char storage[task_inline_bytes];  // bytes 40..127
 
   // ---- line 2: clean whenever the record is in a pool
   alignas(64) const char* name = nullptr;  // interned, lives as long as the process
@@ -140,13 +140,23 @@ struct alignas(64) task {
 
 static_assert(offsetof(task, succ) - offsetof(task, nsucc) == 8 && offsetof(task, nsucc) % 64 == 0,
               "the task record's layout: the successor count and slots share a line");
-static_assert(offsetof(task, storage) == 48,
-              "the task record's layout: line 0 holds the header and the callable's first 80 bytes");
+static_assert(offsetof(task, storage) == 40,
+              "the task record's layout: line 0 holds the header and the callable's first 24 bytes");
+
+// Where in the storage a callable of type Fn starts: at 40 bytes into the record, or at 48
+// when it needs 16-byte alignment.
+template <class Fn>
+inline constexpr std::size_t callable_offset = alignof(Fn) > 8 ? 8 : 0;
 
 // Whether a callable of type Fn is stored in the record itself (else it is boxed).
 template <class Fn>
-inline constexpr bool stored_inline =
-    sizeof(Fn) <= task_inline_bytes && alignof(Fn) <= 16 && std::is_nothrow_move_constructible_v<Fn>;
+inline constexpr bool stored_inline = sizeof(Fn) + callable_offset<Fn> <= task_inline_bytes &&
+                                      alignof(Fn) <= 16 && std::is_nothrow_move_constructible_v<Fn>;
+
+template <class Fn>
+void* callable_address(task* t) {
+  return t->storage + callable_offset<Fn>;
+}
 
 // Stores a callable into the task, inline when it fits.
 template <class F>
@@ -155,9 +165,9 @@ void emplace_callable(task* t, F&& f) {
   static_assert(std::is_invocable_v<Fn&>,
                 "hytask::spawn: the task body must be callable with no arguments");
   if constexpr (stored_inline<Fn>) {
-    ::new (static_cast<void*>(t->storage)) Fn(std::forward<F>(f));
+    ::new (callable_address<Fn>(t)) Fn(std::forward<F>(f));
     t->invoke = [](task* self, bool run) {
-      Fn* fn = std::launder(reinterpret_cast<Fn*>(self->storage));
+      Fn* fn = std::launder(static_cast<Fn*>(callable_address<Fn>(self)));
       struct destroy_at_exit {
         Fn* p;
         ~destroy_at_exit() { p->~Fn(); }
@@ -181,7 +191,7 @@ void emplace_callable(task* t, F&& f) {
 // The callable emplace_callable stored in t (its type must be Fn).
 template <class Fn>
 Fn* stored_callable(task* t) {
-  if constexpr (stored_inline<Fn>) return std::launder(reinterpret_cast<Fn*>(t->storage));
+  if constexpr (stored_inline<Fn>) return std::launder(static_cast<Fn*>(callable_address<Fn>(t)));
   else return *std::launder(reinterpret_cast<Fn**>(t->storage));
 }
 
