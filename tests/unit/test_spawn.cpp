@@ -172,7 +172,10 @@ static_assert(!hd::stored_inline<payload<32, 32>>);
 static_assert(offsetof(hd::task, storage) + 24 <= 64,
               "a three-word callable shares the record's first line with its header");
 
-template <std::size_t Bytes, std::size_t Align>
+// Spawns 200 tasks whose callable holds a payload of Bytes aligned to Align, plus an int, a
+// pointer and a destruction counter (16 bytes); the callable's size and whether it is stored
+// inline are checked at compile time, so each case tests the edge it names.
+template <std::size_t Bytes, std::size_t Align, std::size_t CallableBytes, bool Inline>
 void spawn_payloads(unsigned threads) {
   hytask::runtime rt(hytask::config{.threads = threads});
   static_assert(sizeof(payload<Bytes, Align>) == Bytes);
@@ -189,12 +192,14 @@ void spawn_payloads(unsigned threads) {
   for (int k = 0; k < 200; ++k) {
     payload<Bytes, Align> p;
     for (std::size_t i = 0; i < Bytes; ++i) p.b[i] = static_cast<unsigned char>(i * 7 + k);
-    hytask::spawn([p, k, &ok, c = counter(&destroyed)] {
+    auto body = [p, k, &ok, c = counter(&destroyed)] {
       bool good = reinterpret_cast<std::uintptr_t>(&p) % Align == 0;
       for (std::size_t i = 0; i < Bytes; ++i)
         good = good && p.b[i] == static_cast<unsigned char>(i * 7 + k);
       if (good) ok.fetch_add(1);
-    });
+    };
+    static_assert(sizeof(body) == CallableBytes && hd::stored_inline<decltype(body)> == Inline);
+    hytask::spawn(std::move(body));
   }
   hytask::wait_all();
   EXPECT_EQ(ok.load(), 200) << Bytes << " bytes aligned to " << Align;
@@ -202,14 +207,13 @@ void spawn_payloads(unsigned threads) {
 }
 
 TEST_P(Spawn, CallablesAtTheEdgesOfInlineStorageArriveWhole) {
-  spawn_payloads<8, 8>(GetParam());     // with k, &ok and the counter: 32 bytes
-  spawn_payloads<56, 8>(GetParam());    // 80: inline
-  spawn_payloads<64, 8>(GetParam());    // 88: inline, the whole storage
-  spawn_payloads<72, 8>(GetParam());    // 96: boxed
-  spawn_payloads<16, 16>(GetParam());   // aligned to 16: starts 8 bytes into the storage
-  spawn_payloads<48, 16>(GetParam());   // 80 aligned to 16: inline, to the end
-  spawn_payloads<64, 16>(GetParam());   // 96 aligned to 16: boxed
-  spawn_payloads<32, 32>(GetParam());   // aligned beyond 16: boxed
+  spawn_payloads<8, 8, 40, true>(GetParam());
+  spawn_payloads<56, 8, 88, true>(GetParam());    // the whole storage
+  spawn_payloads<64, 8, 96, false>(GetParam());   // one word more: boxed
+  spawn_payloads<16, 16, 48, true>(GetParam());   // aligned to 16: starts 8 bytes in
+  spawn_payloads<48, 16, 80, true>(GetParam());   // aligned to 16, to the end of the storage
+  spawn_payloads<64, 16, 96, false>(GetParam());  // aligned to 16, too large: boxed
+  spawn_payloads<32, 32, 64, false>(GetParam());  // aligned beyond 16: boxed
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, Spawn, ::testing::Values(1u, 2u, 4u));
