@@ -71,11 +71,19 @@ class access_funneled final : public access_one_thread {
     // loop while they wait).
     if (c_.request_poll()) c_.wake_thread();
   }
+  // A worker cannot poll: it asks the MPI thread to, which then polls back to back for as
+  // long as some worker is idle and operations are pending (comm_system::thread_main), the
+  // way an idle worker polls in multiple mode. The idle worker itself looks for tasks and
+  // sleeps: spinning only to ask again would take the core the MPI thread needs (with more
+  // threads than cores it starved the MPI thread for seconds) and make a system call per
+  // poll to wake it.
   core::poll_result worker_poll(unsigned, bool idle) override {
     if (!c_.has_work()) return core::poll_result::nothing_pending;
-    nudge();  // the MPI thread polls; this worker checks back later
-    return idle ? core::poll_result::pending : core::poll_result::nothing_pending;
+    nudge();
+    return idle ? core::poll_result::delegated : core::poll_result::nothing_pending;
   }
+  // The MPI thread polls what it registers while a worker idles: no sleeper is woken.
+  bool workers_poll() const override { return false; }
 };
 
 class access_masteronly final : public access_one_thread {

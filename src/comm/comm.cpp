@@ -13,6 +13,7 @@
 #include "comm/error_handler.hpp"
 #include "core/cancel.hpp"
 #include "core/clock.hpp"
+#include "core/cpu.hpp"
 #include "core/futex.hpp"
 #include "core/scheduler.hpp"
 #include "core/stderr_drain.hpp"
@@ -376,10 +377,29 @@ void comm_system::thread_main(bool is_mpi_thread) {
   }
   if (trace::enabled()) trace::set_thread(1000, is_mpi_thread ? "MPI thread" : "progress thread");
   core::set_timer_slack(policy_->timer_slack_ns());
+  const std::int64_t spin_ns = static_cast<std::int64_t>(settings_.spin_us) * 1000;
+  std::int64_t serving_since = -1;  // serving idle workers: since the last completion
   for (;;) {
     const std::uint32_t seen = word_->load(std::memory_order_acquire);
     if (is_mpi_thread) run_commands();
     const bool asked = poll_requested_.exchange(false, std::memory_order_acq_rel);
+    if (is_mpi_thread && serves_idle_workers()) {
+      // A worker idles while operations are pending: it cannot poll (access.cpp) and
+      // sleeps, so this thread polls for it as an idle worker would in multiple mode: back
+      // to back for HYTASK_SPIN_US after the last completion, then yielding the core between
+      // polls; and it yields right after a completion, which may have woken that worker.
+      // The policy's own schedule resumes once every worker is busy or nothing is pending.
+      const core::poll_result r = engine_.poll();
+      const std::int64_t now = core::now_ns();
+      if (r == core::poll_result::progressed || serving_since < 0) serving_since = now;
+      if (r != core::poll_result::progressed && now - serving_since < spin_ns) {
+        for (int i = 0; i < 16; ++i) core::cpu_relax();
+      } else {
+        std::this_thread::yield();
+      }
+      continue;
+    }
+    serving_since = -1;
     long timeout = policy_->round(asked);
     if (stopping_.load(std::memory_order_acquire) && !has_work()) break;
     if (stopping_.load(std::memory_order_acquire)) timeout = 1000000;  // draining: keep polling
@@ -395,6 +415,12 @@ void comm_system::thread_main(bool is_mpi_thread) {
     policy_->woke();
   }
   if (is_mpi_thread) finalise();
+}
+
+bool comm_system::serves_idle_workers() const {
+  if (!has_work()) return false;
+  auto* s = core::scheduler::instance();
+  return s != nullptr && s->any_worker_idle();
 }
 
 void comm_system::drain() {

@@ -102,6 +102,9 @@ class comm_system {
   static core::poll_result hook_entry(void* self, unsigned worker, bool idle);
   static bool has_pending_entry(void* self, unsigned worker);
   void thread_main(bool is_mpi_thread);
+  // Funneled mode: a worker idles while operations are pending, and the MPI thread polls for
+  // it (access.cpp) instead of following the progress policy.
+  bool serves_idle_workers() const;
   void watchdog_main();
   void stop_watchdog();  // idempotent
   void initialise(int* argc, char*** argv);  // on the thread that owns MPI

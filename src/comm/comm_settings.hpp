@@ -19,6 +19,7 @@ struct comm_settings {
   bool comm_priority = true;                                 // HYTASK_COMM_PRIORITY
   bool node_stats = false;                                   // HYTASK_NODE_STATS
   unsigned watchdog_s = 0;                                   // HYTASK_WATCHDOG_S
+  unsigned spin_us = 0;                                      // HYTASK_SPIN_US
   hytask::order_check order_check = hytask::order_check::warn;  // HYTASK_ORDER_CHECK
 
   static comm_settings from(const hytask::settings& s) {
@@ -33,6 +34,7 @@ struct comm_settings {
                          .comm_priority = s.comm_priority,
                          .node_stats = s.node_stats,
                          .watchdog_s = s.watchdog_s,
+                         .spin_us = s.spin_us,
                          .order_check = s.order_check};
   }
 };

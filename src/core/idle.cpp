@@ -24,6 +24,7 @@ void scheduler::idle(worker* w) {
   // This is what a blocking MPI call does; the yield leaves the core to other threads when
   // it is oversubscribed. With nothing pending it spins briefly, then sleeps until woken.
   const std::int64_t spin_ns = static_cast<std::int64_t>(settings_.spin_us) * 1000;
+  bool delegated = false;  // another thread polls while this worker idles: it may sleep
   if (hooks_.poll != nullptr) {
     switch (hooks_.poll(hooks_.ctx, w->index, true)) {
       case poll_result::progressed:
@@ -43,13 +44,19 @@ void scheduler::idle(worker* w) {
         }
         return;  // poll again, unless work showed up
       }
+      case poll_result::delegated:
+        delegated = true;
+        [[fallthrough]];
       case poll_result::nothing_pending:
         w->poll_idle_since = -1;
         break;
     }
   }
-  const std::int64_t spin_until = now_ns() + spin_ns;
-  // Spinning: other workers may hand this one a task (hand_off) until the flag drops.
+  // Spinning: other workers may hand this one a task (hand_off) until the flag drops. Not
+  // while another thread polls for this worker: that thread needs the core more (with as
+  // many threads as cores, a spinning worker delayed each completion it waited for by its
+  // whole spin), and it wakes this worker when a completion releases work.
+  const std::int64_t spin_until = now_ns() + (delegated ? 0 : spin_ns);
   w->spinning.store(true, std::memory_order_relaxed);
   do {
     for (int i = 0; i < 64; ++i) {
@@ -68,7 +75,7 @@ void scheduler::idle(worker* w) {
   // Operations registered since this worker last polled: poll them rather than sleep
   // (registering and then looking for sleepers, against announcing sleep and then checking
   // this, loses no wake-up).
-  const bool pending = hooks_.has_pending != nullptr &&
+  const bool pending = !delegated && hooks_.has_pending != nullptr &&
                        hooks_.has_pending(hooks_.ctx, w->index);
   if (!pending && !work_visible(w) && !should_go_home(w, false)) {
     // Helping predicates that nobody signals (throttling) are re-checked after a timeout.
@@ -96,6 +103,12 @@ void scheduler::wake_for_progress() {
 bool scheduler::any_worker_busy() const noexcept {
   for (const worker* w : workers_)
     if (!w->idle_now.load(std::memory_order_relaxed)) return true;
+  return false;
+}
+
+bool scheduler::any_worker_idle() const noexcept {
+  for (const worker* w : workers_)
+    if (w->idle_now.load(std::memory_order_relaxed)) return true;
   return false;
 }
 

@@ -10,6 +10,8 @@ enum class poll_result {
   nothing_pending,  // nothing to wait for: an idle worker may sleep
   progressed,       // something completed (work may have been released): look again
   pending,          // operations are outstanding, none completed: poll again soon
+  delegated,        // operations are outstanding, and another thread polls them while this
+                    // worker idles: it may sleep (a completion that releases work wakes it)
 };
 
 struct progress_hooks {
@@ -18,8 +20,9 @@ struct progress_hooks {
   // never). Must be cheap when nothing is pending.
   poll_result (*poll)(void* ctx, unsigned worker, bool idle) = nullptr;
   // Whether this worker should keep polling (operations outstanding that it may poll or ask
-  // for). Checked after a worker announced it sleeps: registering an operation and then
-  // looking for sleepers, against announcing and then checking this, loses no wake-up.
+  // for). Checked after a worker announced it sleeps, unless poll returned `delegated`:
+  // registering an operation and then looking for sleepers, against announcing and then
+  // checking this, loses no wake-up.
   bool (*has_pending)(void* ctx, unsigned worker) = nullptr;
   void* ctx = nullptr;
   unsigned every = 0;      // busy workers call poll every this many task switches

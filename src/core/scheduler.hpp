@@ -184,6 +184,7 @@ class scheduler {
   void release_hold(task* t, std::exception_ptr error = nullptr);  // from any thread
   std::uint64_t tasks_started() const noexcept;  // sum over workers, for the watchdog
   bool any_worker_busy() const noexcept;         // some worker is not idle (watchdog)
+  bool any_worker_idle() const noexcept;         // some worker found no task (and may sleep)
   std::int64_t in_flight() const noexcept {      // tasks spawned, not completed (approximate)
     return std::max<std::int64_t>(0, inflight_.load(std::memory_order_relaxed) +
                                          set_aside_.load(std::memory_order_relaxed));
