@@ -67,8 +67,8 @@ class access_funneled final : public access_one_thread {
   }
   bool has_mpi_thread() const override { return true; }
   void nudge() override {
-    // A request still pending will be served: no second wake-up (idle workers nudge in a
-    // loop while they wait).
+    // A request still pending will be served: no second wake-up (busy workers nudge at
+    // task switches, waits from threads that are not workers in a loop).
     if (c_.request_poll()) c_.wake_thread();
   }
   // A worker cannot poll: it asks the MPI thread to, which then polls back to back for as
