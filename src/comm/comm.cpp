@@ -11,10 +11,12 @@
 #include "comm/cancel.hpp"
 #include "comm/channels.hpp"
 #include "comm/error_handler.hpp"
+#include "comm/stall_watch.hpp"
 #include "core/cancel.hpp"
 #include "core/clock.hpp"
 #include "core/cpu.hpp"
 #include "core/futex.hpp"
+#include "core/cpu_wait.hpp"
 #include "core/scheduler.hpp"
 #include "core/stderr_drain.hpp"
 #include "core/thread_name.hpp"
@@ -484,21 +486,42 @@ void comm_system::finalise() {
 void comm_system::watchdog_main() {
   auto* sched = core::scheduler::instance();
   const std::int64_t limit = static_cast<std::int64_t>(settings_.watchdog_s) * 1'000'000'000LL;
+  constexpr long look_ns = 100'000'000L;
+  constexpr std::int64_t late_slack_ns = 20'000'000;  // timer slack and wake-up, not starvation
+  stall_watch watch(limit, core::now_ns());
   std::uint64_t last_progress = 0;
-  std::int64_t last_change = core::now_ns();
+  std::int64_t unrun = 0;             // the looks' total lateness: time the rank did not run
+  std::int64_t delay_at = -1;         // the process's run-queue delay when the stall began
+  std::uint64_t polls_at = 0;         // its polls then
+  std::int64_t last_look = -1;  // the watchdog's word changes only at stop: every wait times out
   while (!watchdog_stop_.load(std::memory_order_acquire)) {
     const std::uint32_t seen = watchdog_word_.load(std::memory_order_acquire);
+    const std::int64_t now = core::now_ns();
+    if (last_look >= 0) unrun += std::max<std::int64_t>(0, now - last_look - look_ns - late_slack_ns);
     const std::uint64_t progress =
         sched->tasks_started() + engine_.completions() + posts_.load(std::memory_order_relaxed);
     const bool busy = engine_.pending() != 0 || sched->in_flight() > 0 ||
                       has_commands_.load(std::memory_order_acquire);
-    const std::int64_t t = core::now_ns();
     // A worker running a task (or main running the program's code) is progress, however
     // long it computes: only a rank whose workers all idle can be stuck.
-    if (progress != last_progress || !busy || sched->any_worker_busy()) {
-      last_progress = progress;
-      last_change = t;
-    } else if (t - last_change > limit) {
+    const bool progressed = progress != last_progress || !busy || sched->any_worker_busy();
+    last_progress = progress;
+    const bool was_stalled = watch.stalled();
+    const stall_watch::verdict v = watch.look(progressed, now, unrun);
+    if (!was_stalled && watch.stalled()) {  // for the report, should this become a hang
+      delay_at = core::process_run_delay_ns();
+      polls_at = engine_.polls();
+    }
+    if (v == stall_watch::verdict::starved) {
+      std::fprintf(stderr,
+                   "hytask watchdog: rank %d: nothing has progressed for %.1f s, but this "
+                   "rank did not run for %.1f s of it (stopped, or kept off the CPUs by other "
+                   "threads): not counted as a hang (watching again, %d of %d)\n",
+                   rank_, static_cast<double>(watch.window_ns()) * 1e-9,
+                   static_cast<double>(watch.unrun_ns()) * 1e-9, watch.extensions(),
+                   watch.max_extensions());
+      std::fflush(stderr);
+    } else if (v == stall_watch::verdict::hung) {
       std::string report;
       std::size_t n = 0;
       engine_.for_each_pending([&](operation* op) {
@@ -519,19 +542,42 @@ void comm_system::watchdog_main() {
                     "that calls MPI)\n";
         }
       }
+      // How much this rank and the node waited for CPUs: on an oversubscribed node a rank
+      // may wait for a peer that does not get to run.
+      char cpu[512];
+      const std::int64_t delay = delay_at < 0 ? -1 : core::process_run_delay_ns();
+      const double pressure = core::node_cpu_pressure_pct();
+      int len = std::snprintf(cpu, sizeof cpu,
+                              "hytask watchdog: rank %d: since the stall began it polled %" PRIu64
+                              " times",
+                              rank_, engine_.polls() - polls_at);
+      if (delay >= 0 && len > 0 && len < static_cast<int>(sizeof cpu))
+        len += std::snprintf(cpu + len, sizeof cpu - len,
+                             ", its threads waited %.1f s in all for a CPU",
+                             static_cast<double>(std::max<std::int64_t>(0, delay - delay_at)) * 1e-9);
+      if (pressure >= 0 && len > 0 && len < static_cast<int>(sizeof cpu))
+        len += std::snprintf(cpu + len, sizeof cpu - len,
+                             "; some thread of the node waited for a CPU %.0f %% of the last 10 s",
+                             pressure);
+      if (watch.extensions() > 0 && len > 0 && len < static_cast<int>(sizeof cpu))
+        len += std::snprintf(cpu + len, sizeof cpu - len,
+                             "; %.1f s before that were not counted (the rank did not run)",
+                             static_cast<double>(watch.starved_ns()) * 1e-9);
+      if (len > 0 && len < static_cast<int>(sizeof cpu) - 1) std::strcat(cpu, "\n");
       std::fprintf(stderr,
                    "hytask watchdog: rank %d: nothing has progressed for %u s (no task started "
                    "or finished, no MPI operation completed); %zu MPI operation(s) pending, "
-                   "%" PRId64 " task(s) in flight:\n%s"
+                   "%" PRId64 " task(s) in flight:\n%s%s"
                    "hytask watchdog: rank %d: aborting the job (HYTASK_WATCHDOG_S=%u)\n",
-                   rank_, settings_.watchdog_s, n, sched->in_flight(), report.c_str(), rank_,
-                   settings_.watchdog_s);
+                   rank_, settings_.watchdog_s, n, sched->in_flight(), report.c_str(), cpu,
+                   rank_, settings_.watchdog_s);
       std::fflush(stderr);
       core::wait_until_stderr_read();
       MPI_Abort(MPI_COMM_WORLD, 3);
       std::abort();
     }
-    core::futex_wait(watchdog_word_, seen, 100'000'000L);
+    last_look = core::now_ns();
+    core::futex_wait(watchdog_word_, seen, look_ns);
   }
 }
 
