@@ -1,6 +1,6 @@
 // Task-aware MPI against plain MPI, in the same run, on 2 ranks.
 //
-//   mpiexec -n 2 build/bench/bench_mpi --case latency|rate|busy [options]
+//   mpiexec -n 2 build/bench/bench_mpi --case latency|rate|busy|waiting [options]
 //
 // latency  ping-pong round trip of --bytes (8): plain MPI_Send/MPI_Recv from main, hytask's
 //          send/recv from main, and hytask's send/recv inside one task per rank. The three
@@ -12,6 +12,13 @@
 // busy     ping-pong while every worker runs compute tasks (--task-us long): round-trip
 //          time and compute throughput, beside the same compute without communication.
 //          This is where the progress policies (HYTASK_PROGRESS) differ.
+// waiting  rank 1 computes (--tasks tasks, each a fixed amount of work that takes --task-us
+//          alone, on its workers) while rank 0 waits
+//          for the message rank 1 sends at the end: in MPI_Recv (plain MPI: the library
+//          polls), in hytask::mpi::recv inside a task (hytask's idle workers poll), or asleep
+//          (a 20 ms sleep between MPI_Iprobe calls: the reference). Rank 1's compute time in
+//          each. On a node with fewer cores than the two ranks' threads, the waiting rank's
+//          polling takes cores from the computing one.
 //
 // Prints one line per variant: `bench_mpi case=... variant=... value=... unit=...`.
 #include <mpi.h>
@@ -25,6 +32,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "hytask/hytask.hpp"
@@ -264,6 +272,66 @@ void busy(const options& o) {
          "alone_s=" + std::to_string(a) + " with_pingpong_s=" + std::to_string(w));
 }
 
+// ---- waiting --------------------------------------------------------------------------
+
+// A fixed amount of work (not a wall-clock spin, which a preempted task would still end on
+// time): `n` dependent multiply-adds.
+double work(long n) {
+  volatile double x = 1.0;
+  for (long i = 0; i < n; ++i) x = x * 1.0000001 + 1e-9;
+  return x;
+}
+
+void waiting(const options& o) {
+  const int rank = hytask::mpi::rank();
+  // Iterations of work() per task: --task-us at this core's speed, measured alone.
+  long per_task = 0;
+  if (rank == 1) {
+    const long probe = 20'000'000;
+    const auto t0 = clock_type::now();
+    work(probe);
+    per_task = std::max(1L, static_cast<long>(static_cast<double>(probe) * o.task_us * 1e-6 / since(t0)));
+  }
+  const char* names[] = {"asleep", "plain-mpi", "hytask-task"};
+  std::vector<double> seconds[3];
+  for (int r = 0; r < o.reps + 1; ++r)
+    for (int v = 0; v < 3; ++v) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      int msg = 0;
+      if (rank == 1) {
+        const auto t0 = clock_type::now();
+        for (long i = 0; i < o.tasks; ++i)
+          hytask::spawn({.name = "compute"}, [per_task] { work(per_task); });
+        hytask::wait_all();
+        const double dt = since(t0);
+        msg = 1;
+        MPI_Send(&msg, 1, MPI_INT, 0, 4, MPI_COMM_WORLD);
+        MPI_Send(&dt, 1, MPI_DOUBLE, 0, 5, MPI_COMM_WORLD);
+      } else {
+        if (v == 0) {
+          for (int flag = 0; !flag;) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            MPI_Iprobe(1, 4, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+          }
+          MPI_Recv(&msg, 1, MPI_INT, 1, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else if (v == 1) {
+          MPI_Recv(&msg, 1, MPI_INT, 1, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else {
+          hytask::spawn([&msg] { hytask::mpi::recv(std::span(&msg, 1), 1, 4, MPI_COMM_WORLD); });
+          hytask::wait_all();
+        }
+        double dt = 0;
+        MPI_Recv(&dt, 1, MPI_DOUBLE, 1, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (r > 0) seconds[v].push_back(dt);
+      }
+    }
+  if (rank != 0) return;
+  const double alone = median(seconds[0]);
+  for (int v = 0; v < 3; ++v)
+    report(o, names[v], median(seconds[v]), "s_rank1_compute",
+           "slowdown_pct=" + std::to_string(100.0 * (median(seconds[v]) / alone - 1.0)));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -287,7 +355,7 @@ int main(int argc, char** argv) {
     else if (a == "--tasks") o.tasks = std::atol(next());
     else {
       std::fprintf(stderr,
-                   "usage: bench_mpi --case latency|rate|busy [--n N] [--reps R] [--bytes B] "
+                   "usage: bench_mpi --case latency|rate|busy|waiting [--n N] [--reps R] [--bytes B] "
                    "[--window W] [--task-us U] [--tasks T]\n");
       return 2;
     }
@@ -299,8 +367,10 @@ int main(int argc, char** argv) {
   if (o.case_name == "latency") latency(o);
   else if (o.case_name == "rate") rate(o);
   else if (o.case_name == "busy") busy(o);
+  else if (o.case_name == "waiting") waiting(o);
   else {
-    std::fprintf(stderr, "bench_mpi: unknown case '%s' (latency, rate or busy)\n", o.case_name.c_str());
+    std::fprintf(stderr, "bench_mpi: unknown case '%s' (latency, rate, busy or waiting)\n",
+                 o.case_name.c_str());
     return 2;
   }
   return 0;

@@ -12,6 +12,24 @@
 
 namespace hytask::core {
 
+namespace {
+// The second field of a schedstat file, or -1.
+std::int64_t read_waiting(const char* path) noexcept {
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  char buf[128];
+  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return -1;
+  buf[n] = '\0';
+  std::uint64_t on_cpu = 0, waiting = 0;
+  if (std::sscanf(buf, "%" SCNu64 " %" SCNu64, &on_cpu, &waiting) != 2) return -1;
+  return static_cast<std::int64_t>(waiting);
+}
+}  // namespace
+
+std::int64_t thread_run_delay_ns() noexcept { return read_waiting("/proc/thread-self/schedstat"); }
+
 std::int64_t process_run_delay_ns() noexcept {
   DIR* dir = ::opendir("/proc/self/task");
   if (dir == nullptr) return -1;
@@ -21,16 +39,9 @@ std::int64_t process_run_delay_ns() noexcept {
     if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
     char path[300];
     std::snprintf(path, sizeof path, "/proc/self/task/%s/schedstat", e->d_name);
-    const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) continue;  // the thread exited meanwhile, or no schedstat
-    char buf[128];
-    const ssize_t n = ::read(fd, buf, sizeof buf - 1);
-    ::close(fd);
-    if (n <= 0) continue;
-    buf[n] = '\0';
-    std::uint64_t on_cpu = 0, waiting = 0;
-    if (std::sscanf(buf, "%" SCNu64 " %" SCNu64, &on_cpu, &waiting) != 2) continue;
-    sum += static_cast<std::int64_t>(waiting);
+    const std::int64_t waiting = read_waiting(path);
+    if (waiting < 0) continue;  // the thread exited meanwhile, or no schedstat
+    sum += waiting;
     any = true;
   }
   ::closedir(dir);

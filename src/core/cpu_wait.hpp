@@ -18,6 +18,10 @@ namespace hytask::core {
 // The sum, in ns; -1 when the kernel does not provide it (no schedstat, no /proc).
 std::int64_t process_run_delay_ns() noexcept;
 
+// The same for the calling thread alone (/proc/thread-self/schedstat); -1 when unknown. About
+// 3 us (an open, a read, a close).
+std::int64_t thread_run_delay_ns() noexcept;
+
 // The share of the last 10 s in which some thread of the node waited for a CPU, in percent
 // (PSI's "some avg10"); -1 when the kernel does not provide it.
 double node_cpu_pressure_pct() noexcept;
