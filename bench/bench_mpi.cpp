@@ -16,9 +16,10 @@
 //          alone, on its workers) while rank 0 waits
 //          for the message rank 1 sends at the end: in MPI_Recv (plain MPI: the library
 //          polls), in hytask::mpi::recv inside a task (hytask's idle workers poll), or asleep
-//          (a 20 ms sleep between MPI_Iprobe calls: the reference). Rank 1's compute time in
+//          (a 1 ms sleep between MPI_Iprobe calls: the reference). Rank 1's compute time in
 //          each. On a node with fewer cores than the two ranks' threads, the waiting rank's
-//          polling takes cores from the computing one.
+//          polling takes cores from the computing one. --rounds N splits the tasks into N
+//          rounds, each ending with a message: N waits instead of one.
 //
 // Prints one line per variant: `bench_mpi case=... variant=... value=... unit=...`.
 #include <mpi.h>
@@ -50,6 +51,7 @@ struct options {
   int window = 64;
   double task_us = 20;
   long tasks = 20000;
+  long rounds = 1;
 };
 
 double since(clock_type::time_point t0) {
@@ -299,18 +301,21 @@ void waiting(const options& o) {
       MPI_Barrier(MPI_COMM_WORLD);
       int msg = 0;
       if (rank == 1) {
+        // --rounds rounds (1 by default): each computes its share of the tasks, then sends.
         const auto t0 = clock_type::now();
-        for (long i = 0; i < o.tasks; ++i)
-          hytask::spawn({.name = "compute"}, [per_task] { work(per_task); });
-        hytask::wait_all();
+        for (long round = 0; round < o.rounds; ++round) {
+          for (long i = 0; i < o.tasks / o.rounds; ++i)
+            hytask::spawn({.name = "compute"}, [per_task] { work(per_task); });
+          hytask::wait_all();
+          msg = 1;
+          MPI_Send(&msg, 1, MPI_INT, 0, 4, MPI_COMM_WORLD);
+        }
         const double dt = since(t0);
-        msg = 1;
-        MPI_Send(&msg, 1, MPI_INT, 0, 4, MPI_COMM_WORLD);
         MPI_Send(&dt, 1, MPI_DOUBLE, 0, 5, MPI_COMM_WORLD);
-      } else {
+      } else for (long round = 0; round < o.rounds; ++round) {
         if (v == 0) {
           for (int flag = 0; !flag;) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
             MPI_Iprobe(1, 4, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
           }
           MPI_Recv(&msg, 1, MPI_INT, 1, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -320,6 +325,8 @@ void waiting(const options& o) {
           hytask::spawn([&msg] { hytask::mpi::recv(std::span(&msg, 1), 1, 4, MPI_COMM_WORLD); });
           hytask::wait_all();
         }
+      }
+      if (rank == 0) {
         double dt = 0;
         MPI_Recv(&dt, 1, MPI_DOUBLE, 1, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         if (r > 0) seconds[v].push_back(dt);
@@ -353,10 +360,11 @@ int main(int argc, char** argv) {
     else if (a == "--window") o.window = std::atoi(next());
     else if (a == "--task-us") o.task_us = std::atof(next());
     else if (a == "--tasks") o.tasks = std::atol(next());
+    else if (a == "--rounds") o.rounds = std::max(1L, std::atol(next()));
     else {
       std::fprintf(stderr,
                    "usage: bench_mpi --case latency|rate|busy|waiting [--n N] [--reps R] [--bytes B] "
-                   "[--window W] [--task-us U] [--tasks T]\n");
+                   "[--window W] [--task-us U] [--tasks T] [--rounds N]\n");
       return 2;
     }
   }

@@ -21,6 +21,10 @@ namespace {
 constexpr std::int64_t crowd_check_ns = 1'000'000;
 constexpr std::int64_t crowd_sleep_min_ns = 20'000;
 constexpr std::int64_t crowd_sleep_max_ns = 1'000'000;
+// How long a verdict of "crowded" holds for the stretches that follow: each would otherwise
+// yield for a millisecond to judge again (sleeping, a worker cannot tell: it waits for no
+// CPU), taking that share from the other sessions at every wait.
+constexpr std::int64_t crowd_memory_ns = 100'000'000;
 
 // Whether the thread waited for its core a quarter of the time since the last reading or more:
 // other runnable threads want it (more threads than cores on the node).
@@ -31,6 +35,7 @@ bool found_crowded(worker* w, std::int64_t now) {
                        4 * (delay - w->crowd_delay_ns) >= now - w->crowd_check_ns;
   w->crowd_check_ns = now;
   w->crowd_delay_ns = delay;
+  if (crowded) w->crowded_until_ns = now + crowd_memory_ns;
   return crowded;
 }
 
@@ -58,8 +63,9 @@ void scheduler::idle(worker* w) {
   // peers compute on (measured: a rank computing on both cores of this machine ran at half
   // speed while another waited for its message). When the worker stood in its core's run
   // queue a quarter of the time or more, it sleeps between polls instead, 20 us at first,
-  // doubling to 1 ms while nothing completes. With nothing pending it spins briefly, then
-  // sleeps until woken.
+  // doubling to 1 ms while nothing completes; for 100 ms after such a finding, its later
+  // waits sleep once their HYTASK_SPIN_US has passed. With nothing pending it spins
+  // briefly, then sleeps until woken.
   const std::int64_t spin_ns = static_cast<std::int64_t>(settings_.spin_us) * 1000;
   bool delegated = false;  // another thread polls while this worker idles: it may sleep
   std::int64_t poll_sleep = 0;  // crowded: sleep this long, then poll again
@@ -80,7 +86,7 @@ void scheduler::idle(worker* w) {
           for (int i = 0; i < 16; ++i) cpu_relax();
           return;  // poll again, unless work showed up
         }
-        if (!w->crowded && !(w->crowded = found_crowded(w, now))) {
+        if (!w->crowded && !(w->crowded = now < w->crowded_until_ns || found_crowded(w, now))) {
           std::this_thread::yield();
           return;
         }

@@ -76,11 +76,12 @@ struct alignas(4096) worker {
   std::int64_t poll_idle_since = -1;         // when this worker began polling idle (-1: not)
   std::uint64_t poll_tasks_seen = 0;         // tasks_run then: running a task ends the stretch
   // Polling idle on a crowded core (idle.cpp): when this thread's own run-queue time was last
-  // read, that time, whether the stretch found the core crowded, and the current sleep
-  // between polls once it did.
+  // read, that time, whether the stretch found the core crowded, until when that finding
+  // holds for later stretches, and the current sleep between polls once it did.
   std::int64_t crowd_check_ns = -1;
   std::int64_t crowd_delay_ns = 0;
   bool crowded = false;
+  std::int64_t crowded_until_ns = 0;
   std::int64_t poll_sleep_ns = 0;
 
   // Helping (worker 0 only): return home when help_pred says so.
