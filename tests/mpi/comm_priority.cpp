@@ -12,6 +12,7 @@
 
 #include "hytask/hytask.hpp"
 #include "hytask/mpi.hpp"
+#include "test_fail.hpp"
 
 namespace mpi = hytask::mpi;
 
@@ -19,12 +20,7 @@ namespace {
 
 int g_rank = 0;
 
-[[noreturn]] void fail(const std::string& what) {
-  std::fprintf(stderr, "FAILED: rank %d: %s\n", g_rank, what.c_str());
-  std::fflush(stderr);
-  MPI_Abort(MPI_COMM_WORLD, 1);
-  std::abort();
-}
+using hytask_test::fail;
 
 std::string show(const std::vector<std::string>& order) {
   std::string s;

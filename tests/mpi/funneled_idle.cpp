@@ -22,6 +22,7 @@
 
 #include "hytask/hytask.hpp"
 #include "hytask/mpi.hpp"
+#include "test_fail.hpp"
 
 namespace mpi = hytask::mpi;
 
@@ -29,12 +30,7 @@ namespace {
 
 int g_rank = 0;
 
-[[noreturn]] void fail(const std::string& what) {
-  std::fprintf(stderr, "FAILED: rank %d: %s\n", g_rank, what.c_str());
-  std::fflush(stderr);
-  MPI_Abort(MPI_COMM_WORLD, 1);
-  std::abort();
-}
+using hytask_test::fail;
 
 // CPU time, in ms, of this process's threads named `name` (utime + stime from /proc: 10 ms
 // ticks on most kernels, plenty for a 400 ms wait).
