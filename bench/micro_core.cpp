@@ -159,6 +159,29 @@ static void BM_SpawnTwoDeps(benchmark::State& state) {
 }
 BENCHMARK(BM_SpawnTwoDeps);
 
+// The same 1000 tasks and accesses recorded once as a hytask::graph, then run: a task costs
+// its creation by the worker that completed its last predecessor, with no tracking.
+static void graph_two_deps(benchmark::State& state, unsigned threads) {
+  hytask::runtime rt(hytask::config{.threads = threads});
+  std::vector<std::uint64_t> slots(64, 1);
+  std::uint64_t rng = 88172645463325252ull;
+  hytask::graph g;
+  for (int i = 0; i < 1000; ++i) {
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    std::uint64_t* a = &slots[rng % 64];
+    std::uint64_t* b = &slots[(rng >> 8) % 64];
+    g.add([a, b] { *a += *b; }, hytask::inout(*a), hytask::in(*b));
+  }
+  for (auto _ : state) g.run();
+  state.SetItemsProcessed(state.iterations() * 1000);
+}
+static void BM_GraphTwoDeps(benchmark::State& state) { graph_two_deps(state, 1); }
+BENCHMARK(BM_GraphTwoDeps);
+static void BM_GraphTwoDepsTwoWorkers(benchmark::State& state) { graph_two_deps(state, 2); }
+BENCHMARK(BM_GraphTwoDepsTwoWorkers)->UseRealTime();
+
 // Regions that partly overlap earlier ones: the tracker's split path.
 static void BM_SpawnOverlappingRegions(benchmark::State& state) {
   hytask::runtime rt(hytask::config{.threads = 1});

@@ -9,7 +9,7 @@
 # task graphs", is this script's output.
 #   bench/taskbench/run_metg.sh [--build build] [--width 4] [--steps 1000]
 #       [--patterns "stencil_1d nearest:3 nearest:5 fft spread:3 tree trivial"]
-#       [--systems "hytask omp_gcc omp_clang mpi"] [--reps 3] [--out DIR]
+#       [--systems "hytask hytask_graph omp_gcc omp_clang mpi"] [--reps 3] [--out DIR]
 #       [--cores 2] [--top-us 1000] [--factor 1.4142] [--plots docs/img] [--no-latency]
 #       [--passes 1]
 #   --cores      threads of hytask and OpenMP, ranks of MPI (default: 2)
@@ -31,7 +31,7 @@ set -euo pipefail
 
 build=build width=4 steps=1000 reps=3 out="" cores=2 top_us=1000 factor=1.4142135623730951
 patterns="stencil_1d nearest:3 nearest:5 fft spread:3 tree trivial"
-systems="hytask omp_gcc omp_clang mpi"
+systems="hytask hytask_graph omp_gcc omp_clang mpi"
 plots=docs/img latency=1 passes=1
 usage() { sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//' >&2; }
 while (($#)); do
@@ -68,8 +68,8 @@ log() { printf '[run_metg] %s\n' "$*" >&2; }
 declare -A exe
 for s in $systems; do
   case "$s" in
-    hytask|omp_gcc|omp_clang|mpi) exe[$s]="$bin/taskbench_$s" ;;
-    *) echo "run_metg.sh: unknown system '$s' (hytask, omp_gcc, omp_clang, mpi)" >&2; exit 2 ;;
+    hytask|hytask_graph|omp_gcc|omp_clang|mpi) exe[$s]="$bin/taskbench_$s" ;;
+    *) echo "run_metg.sh: unknown system '$s' (hytask, hytask_graph, omp_gcc, omp_clang, mpi)" >&2; exit 2 ;;
   esac
   if [[ ! -x ${exe[$s]} ]]; then
     echo "run_metg.sh: missing ${exe[$s]}: build it first:" >&2

@@ -5,6 +5,7 @@
 #include "hytask/config.hpp"
 #include "hytask/core/access.hpp"
 #include "hytask/core/event.hpp"
+#include "hytask/core/graph.hpp"
 #include "hytask/core/parallel_for.hpp"
 #include "hytask/core/spawn.hpp"
 #include "hytask/core/task_group.hpp"

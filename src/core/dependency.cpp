@@ -223,7 +223,7 @@ int dep_domain::apply(fragment& f, task* t, access_mode mode) {
   int edges = 0;
   if (mode == access_mode::in) {
     if (f.writer == t) return 0;  // already writes it: the stronger access wins
-    if (f.writer) edges += add_edge(f.writer, t);
+    if (f.writer) edges += link(f.writer, t);
     if (!f.readers.empty() && f.readers.back() == t) return edges;
     std::uint32_t n = f.readers.size();
     if (n >= 8 && (n & (n - 1)) == 0) {  // amortised pruning of completed readers
@@ -241,12 +241,12 @@ int dep_domain::apply(fragment& f, task* t, access_mode mode) {
   // out / inout: after every reader since the last writer, or after that writer.
   if (!f.readers.empty()) {
     for (task* r : f.readers) {
-      edges += add_edge(r, t);
+      edges += link(r, t);
       release(r);
     }
     f.readers.clear();
   } else if (f.writer && f.writer != t) {
-    edges += add_edge(f.writer, t);
+    edges += link(f.writer, t);
   }
   if (f.writer != t) {
     if (f.writer) release(f.writer);

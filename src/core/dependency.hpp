@@ -25,6 +25,9 @@
 
 namespace hytask::detail {
 
+// Adds the edge pred -> succ unless pred has completed; returns 1 if added.
+int add_edge(task* pred, task* succ);
+
 // The readers of a fragment since its last writer: a few inline, more on the heap.
 class reader_list {
  public:
@@ -85,6 +88,15 @@ struct dep_domain {
   // Whether a task registered here on some byte of [lo, hi) has not completed (or failed).
   bool busy(std::uintptr_t lo, std::uintptr_t hi) const;
 
+  // Recording (core/graph.cpp): the tasks registered here are placeholders that never run;
+  // each edge pred -> succ is reported to fn(ctx, pred, succ) instead of being linked, and
+  // counts as no predecessor to wait for. Set before the first access, never unset.
+  using edge_fn = void (*)(void* ctx, task* pred, task* succ);
+  void record_edges(edge_fn fn, void* ctx) {
+    recorder_ = fn;
+    recorder_ctx_ = ctx;
+  }
+
   // A domain for a task's children, and its return when the task completes: a few cleared
   // domains are kept per thread with their pools and indexes, so a task that spawns with
   // dependencies does not allocate a tracker each time.
@@ -111,6 +123,14 @@ struct dep_domain {
   void erase(fragment* f);
   void release(task* t);
   void sweep();
+  // An edge found: linked, or reported when recording. Returns the predecessors it adds.
+  int link(task* pred, task* succ) {
+    if (recorder_ != nullptr) [[unlikely]] {
+      if (pred != succ) recorder_(recorder_ctx_, pred, succ);
+      return 0;
+    }
+    return add_edge(pred, succ);
+  }
   static bool live(const fragment& f);
 
   static std::size_t hash_of(std::uintptr_t key, std::size_t mask) {
@@ -137,10 +157,10 @@ struct dep_domain {
   std::size_t index_used_ = 0;
   std::size_t sweep_at_ = 1024;
   task* spawning_ = nullptr;  // the task being registered: its references are settled at submit
+  edge_fn recorder_ = nullptr;
+  void* recorder_ctx_ = nullptr;
 };
 
-// Adds the edge pred -> succ unless pred has completed; returns 1 if added.
-int add_edge(task* pred, task* succ);
 // Frees the overflow successor slots of a task that is being recycled.
 void free_successor_blocks(task* t);
 

@@ -118,19 +118,7 @@ void scheduler::release_successors(worker* w, task* t) {
   for (std::uint32_t i = 0; i < inline_n; ++i) prefetch_for_write(t->succ[i]);
   auto release = [&](task* s) {
     if (failed) fail_before_start(s, t->error);
-    if (s->pending.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-    if (w == nullptr) {
-      inject(s);
-    } else if (ready_key(s) != 0) {
-      push_ready(w, s);
-    } else if (w->next == nullptr) {
-      note_queued(s);
-      w->next = s;
-      // It runs next: its callable's second line comes from the spawning core too.
-      prefetch_for_write(reinterpret_cast<char*>(s) + 64);
-    } else if (!hand_off(w, s)) {
-      push_ready(w, s);
-    }
+    if (s->pending.fetch_sub(1, std::memory_order_acq_rel) == 1) place_released(w, s);
   };
   for (std::uint32_t i = 0; i < inline_n; ++i) release(t->succ[i]);
   // Read only what the closed count covers: an adder that lost the race with completion may
@@ -144,6 +132,21 @@ void scheduler::release_successors(worker* w, task* t) {
     left -= k;
     if (left == 0) return;
     b = b->next;
+  }
+}
+
+void scheduler::place_released(worker* w, task* s) {
+  if (w == nullptr) {
+    inject(s);
+  } else if (ready_key(s) != 0) {
+    push_ready(w, s);
+  } else if (w->next == nullptr) {
+    note_queued(s);
+    w->next = s;
+    // It runs next: its callable's second line comes from the spawning core too.
+    prefetch_for_write(reinterpret_cast<char*>(s) + 64);
+  } else if (!hand_off(w, s)) {
+    push_ready(w, s);
   }
 }
 

@@ -140,6 +140,13 @@ class scheduler {
   void push_ready(worker* w, task* t);      // from a worker thread
   void notify_pushed();                     // after publishing work: wake a sleeper if any
   void release_successors(worker* w, task* t);
+  // A task whose last predecessor just completed on w (null: a thread that is not a
+  // worker): runs next on w when w's next slot is free, else goes to a spinning worker or
+  // w's queues.
+  void place_released(worker* w, task* t);
+  // A record for a task created on any thread (w null: not a worker), counted in flight as
+  // a spawn is; the caller sets its parent and callable.
+  task* allocate_counted(worker* w);
   void drop_ref(task* t);
 
   // --- waiting ---

@@ -32,6 +32,23 @@ task* scheduler::allocate(worker* w) {
   return t;
 }
 
+task* scheduler::allocate_counted(worker* w) {
+  if (w != nullptr) {
+    note_spawn(w);
+    return allocate(w);
+  }
+  inflight_.fetch_add(1, std::memory_order_relaxed);
+  task* t;
+  {
+    std::lock_guard<std::mutex> lock(pool_mutex_);
+    if (pool_.empty()) add_slab();
+    t = pool_.back();
+    pool_.pop_back();
+  }
+  reset_task(t);
+  return t;
+}
+
 void scheduler::refill_cache(worker* w) {
   std::lock_guard<std::mutex> lock(pool_mutex_);
   if (pool_.empty()) add_slab();

@@ -1,0 +1,356 @@
+// hytask::graph: recording a task graph once (its edges found by the dependency tracker) and
+// running it many times with no tracking: a task is created when its last predecessor in
+// the graph completes, by the worker that completed it.
+#include "hytask/core/graph.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/dependency.hpp"
+#include "core/scheduler.hpp"
+#include "core/scheduler_internal.hpp"
+#include "core/watch.hpp"
+#include "hytask/core/spawn.hpp"
+#include "hytask/errors.hpp"
+
+namespace hytask::detail {
+
+struct graph_data {
+  struct node {
+    graph_body body;
+    int priority;
+    const char* name;  // interned, or null
+  };
+  std::vector<node> nodes;
+  std::vector<std::uint32_t> npred;  // predecessors of each node (an edge per access pair)
+
+  // While recording.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> found;  // edges (pred, succ)
+  dep_domain* domain = nullptr;
+  core::scheduler* recorded_in = nullptr;  // the runtime whose records the placeholders are
+  task* placeholder = nullptr;  // the node being added: a record that never runs
+  std::vector<std::pair<std::uintptr_t, std::uintptr_t>> regions;  // every access's [lo, hi)
+  std::atomic<bool> adding{false};
+  bool broken = false;  // an add threw half-way: the graph is incomplete
+
+  // Once sealed (at the first run): successors in one array, the start of each node's.
+  bool sealed = false;
+  std::vector<std::uint32_t> succ_begin;  // nodes.size() + 1 entries
+  std::vector<std::uint32_t> succ;
+  std::vector<std::uint32_t> roots;
+  std::atomic<int> runs{0};  // runs under way
+  // The pending counts of the last run, kept for the next (a run that starts while another
+  // is under way allocates its own).
+  std::unique_ptr<std::atomic<std::int32_t>[]> spare_pending;
+  std::atomic<bool> spare_taken{false};
+
+  ~graph_data() {
+    if (domain != nullptr) drop_recording();
+    for (node& n : nodes) n.body.destroy(n.body.obj);
+  }
+
+  // Lets go of the tracker and its placeholder records.
+  void drop_recording() {
+    // Releases every placeholder the tracker still refers to, into their runtime's pool; if
+    // that runtime has ended (a graph never run, outliving it), the records went with it.
+    if (core::scheduler::instance() == recorded_in) delete domain;
+    domain = nullptr;
+    found.clear();
+    found.shrink_to_fit();
+  }
+};
+
+namespace {
+
+constexpr std::int32_t failed_bit = 1 << 30;  // in a run's pending count: a predecessor failed
+
+// One run of a graph: the pending counts and what a node's creation needs.
+struct graph_run {
+  const graph_data* g;
+  task* caller;            // the parent of the graph's tasks
+  std::uint8_t depth;      // theirs
+  std::uint64_t seq_base;  // their spawn_seq is seq_base + 1 + node index
+  std::unique_ptr<std::atomic<std::int32_t>[]> pending;
+  // The first failure: what skipped tasks carry. Failures are rare: a lock keeps the
+  // reader of a skipped task from seeing it half-written.
+  std::mutex error_mutex;
+  std::exception_ptr error;
+
+  void note_failure(const std::exception_ptr& e) {
+    std::lock_guard<std::mutex> lock(error_mutex);
+    if (!error) error = e;
+  }
+  std::exception_ptr first_failure() {
+    std::lock_guard<std::mutex> lock(error_mutex);
+    return error;
+  }
+};
+
+[[noreturn]] void no_worker(const char* what) {
+  if (core::scheduler::instance() == nullptr)
+    throw usage_error(std::string("hytask::graph::") + what +
+                      " called with no hytask::runtime alive: construct one in main first");
+  throw usage_error(std::string("hytask::graph::") + what +
+                    " called from a thread that is not a hytask worker: call it from main or "
+                    "from inside a task");
+}
+
+core::worker* require_worker(const char* what) {
+  core::worker* w = core::current_worker();
+  if (w == nullptr) no_worker(what);
+  return w;
+}
+
+void record_edge(void* ctx, task* pred, task* succ) {
+  auto* g = static_cast<graph_data*>(ctx);
+  g->found.emplace_back(static_cast<std::uint32_t>(pred->spawn_seq - 1),
+                        static_cast<std::uint32_t>(succ->spawn_seq - 1));
+  ++g->npred[succ->spawn_seq - 1];
+}
+
+// Calls the recorded body of a node: the callable stored in each of its task records.
+struct node_call {
+  const graph_data::node* n;
+  void operator()() const { n->body.call(n->body.obj); }
+};
+
+void node_done(task* t);
+
+// The task of node i, ready to be placed: a child of the run's caller whose body is the node's.
+task* node_task(core::scheduler* s, core::worker* w, graph_run* r, std::uint32_t i) {
+  const graph_data::node& n = r->g->nodes[i];
+  task* t = s->allocate_counted(w);
+  t->parent = r->caller;
+  t->depth = r->depth;
+  t->priority = n.priority;
+  t->spawn_seq = r->seq_base + 1 + i;
+  if (n.name != nullptr) t->name = n.name;
+  core::watch_completion(t, &node_done, r);
+  emplace_callable(t, node_call{&n});
+  return t;
+}
+
+// A task of the graph completed (after its children): its successors in the graph that
+// were waiting for it alone start, on this worker.
+void node_done(task* t) {
+  auto* r = static_cast<graph_run*>(core::watch_arg(t));
+  const auto i = static_cast<std::uint32_t>(t->spawn_seq - r->seq_base - 1);
+  const graph_data* g = r->g;
+  const std::uint32_t first = g->succ_begin[i], last = g->succ_begin[i + 1];
+  if (first == last) return;
+  const bool failed = core::sched::has_failed(t);
+  if (failed) r->note_failure(t->error);
+  core::scheduler* s = core::scheduler::instance();
+  core::worker* w = core::current_worker();
+  for (std::uint32_t k = first; k < last; ++k) {
+    const std::uint32_t j = g->succ[k];
+    std::atomic<std::int32_t>& p = r->pending[j];
+    if (failed) p.fetch_or(failed_bit, std::memory_order_relaxed);
+    const std::int32_t left = p.fetch_sub(1, std::memory_order_acq_rel) - 1;
+    if ((left & ~failed_bit) != 0) continue;
+    task* next = node_task(s, w, r, j);
+    if (left & failed_bit) core::sched::fail_before_start(next, r->first_failure());
+    s->place_released(w, next);
+  }
+}
+
+// Builds the successor arrays from the recorded edges and lets go of the tracker.
+void seal(graph_data& g) {
+  const auto n = static_cast<std::uint32_t>(g.nodes.size());
+  g.succ_begin.assign(n + 1, 0);
+  for (const auto& [p, s] : g.found) ++g.succ_begin[p + 1];
+  for (std::uint32_t i = 0; i < n; ++i) g.succ_begin[i + 1] += g.succ_begin[i];
+  g.succ.resize(g.found.size());
+  std::vector<std::uint32_t> fill(g.succ_begin.begin(), g.succ_begin.end() - 1);
+  for (const auto& [p, s] : g.found) g.succ[fill[p]++] = s;
+  for (std::uint32_t i = 0; i < n; ++i)
+    if (g.npred[i] == 0) g.roots.push_back(i);
+  // The regions, merged: run() checks them against the caller's earlier tasks.
+  std::sort(g.regions.begin(), g.regions.end());
+  std::size_t kept = 0;
+  for (const auto& r : g.regions) {
+    if (kept > 0 && r.first <= g.regions[kept - 1].second)
+      g.regions[kept - 1].second = std::max(g.regions[kept - 1].second, r.second);
+    else
+      g.regions[kept++] = r;
+  }
+  g.regions.resize(kept);
+  g.regions.shrink_to_fit();
+  if (g.domain != nullptr) g.drop_recording();
+  g.sealed = true;
+}
+
+}  // namespace
+
+std::size_t graph_begin(graph_data* g, const task_options& opts, graph_body body) {
+  struct owner {  // the body is the graph's once it is in a node
+    graph_body* b;
+    ~owner() {
+      if (b) b->destroy(b->obj);
+    }
+  } own{&body};
+  core::worker* w = require_worker("add");
+  if (g->sealed)
+    throw usage_error("hytask::graph::add after the graph was sealed (by seal() or its first "
+                      "run()): record every task before, or build another graph");
+  if (g->adding || g->runs.load(std::memory_order_acquire) != 0)
+    throw usage_error("hytask::graph::add while the same graph is being added to or run by "
+                      "another thread: record a graph from one thread, before running it");
+  if (g->broken)
+    throw usage_error("hytask::graph::add: an earlier add on this graph threw half-way, so the "
+                      "graph is incomplete; build another graph");
+  if (g->domain != nullptr && g->recorded_in != core::scheduler::instance())
+    throw usage_error("hytask::graph::add: the graph was begun under a runtime that has ended; "
+                      "build another graph under this one");
+  if (opts.group != nullptr)
+    throw usage_error("hytask::graph::add: task_options::group is not supported for a graph's "
+                      "tasks; run the graph from a task spawned into the group instead");
+  if (g->nodes.size() >= 0x7fffffffu)
+    throw usage_error("hytask::graph::add: more than 2^31 - 1 tasks in one graph; split it");
+  const char* name = opts.name.empty() ? nullptr : core::intern_name(opts.name);
+  g->nodes.push_back({body, opts.priority, name});
+  own.b = nullptr;
+  g->npred.push_back(0);
+  if (g->domain == nullptr) {
+    g->domain = new dep_domain;
+    g->domain->record_edges(&record_edge, g);
+    g->recorded_in = core::scheduler::instance();
+  }
+  task* p = core::scheduler::instance()->allocate(w);
+  p->spawn_seq = g->nodes.size();
+  g->placeholder = p;
+  g->adding = true;
+  return g->nodes.size() - 1;
+}
+
+void graph_region(graph_data* g, const region_access& a) {
+  if (a.bytes == 0) return;
+  const auto lo = reinterpret_cast<std::uintptr_t>(a.addr);
+  const std::uintptr_t hi = lo + a.bytes;
+  if (hi < lo)
+    throw usage_error("hytask::graph::add: a region wraps around the address space (" +
+                      std::to_string(a.bytes) + " bytes); check the count passed to in/out/inout");
+  g->regions.emplace_back(lo, hi);
+  g->domain->access(g->placeholder, lo, hi, a.mode);
+}
+
+void graph_end(graph_data* g) {
+  task* p = g->placeholder;
+  g->placeholder = nullptr;
+  g->adding = false;
+  g->domain->finish_spawn();
+  // The tracker's references keep the placeholder until a later access replaces it; without
+  // any, it goes back to the pool now. (Its execution reference is the one refs holds.)
+  if (p->tracker_refs == 0) core::scheduler::instance()->drop_ref(p);
+}
+
+void graph_abort(graph_data* g) {
+  if (g->placeholder != nullptr) graph_end(g);
+  g->broken = true;
+}
+
+}  // namespace hytask::detail
+
+namespace hytask {
+
+graph::graph() : d_(new detail::graph_data) {}
+graph::~graph() { delete d_; }
+graph::graph(graph&& other) noexcept : d_(other.d_) { other.d_ = new detail::graph_data; }
+graph& graph::operator=(graph&& other) noexcept {
+  std::swap(d_, other.d_);
+  return *this;
+}
+
+std::size_t graph::size() const noexcept { return d_->nodes.size(); }
+std::size_t graph::edges() const noexcept {
+  return d_->sealed ? d_->succ.size() : d_->found.size();
+}
+
+void graph::seal() {
+  detail::graph_data& g = *d_;
+  if (g.broken)
+    throw usage_error("hytask::graph::seal: an add on this graph threw half-way, so the graph "
+                      "is incomplete; build another graph");
+  if (g.adding) throw usage_error("hytask::graph::seal while another thread adds to the graph");
+  if (!g.sealed) detail::seal(g);
+}
+
+void graph::run() {
+  using namespace detail;
+  core::worker* w = require_worker("run");
+  graph_data& g = *d_;
+  if (g.broken)
+    throw usage_error("hytask::graph::run: an add on this graph threw half-way, so the graph is "
+                      "incomplete; build another graph");
+  if (g.adding)
+    throw usage_error("hytask::graph::run while another thread adds to the same graph");
+  core::scheduler* s = core::scheduler::instance();
+  if (!g.sealed) detail::seal(g);
+  if (g.nodes.empty()) return;
+
+  task* caller = w->current_task != nullptr ? w->current_task : s->root();
+  // Ordered after the caller's earlier tasks on the same memory, as spawned tasks would be.
+  if (caller->domain != nullptr) {
+    for (const auto& [lo, hi] : g.regions) {
+      if (caller->domain->busy(lo, hi)) {
+        s->wait_children(w);
+        w = core::current_worker();
+        break;
+      }
+    }
+  }
+
+  g.runs.fetch_add(1, std::memory_order_acq_rel);
+  struct run_end {
+    graph_data& g;
+    ~run_end() { g.runs.fetch_sub(1, std::memory_order_acq_rel); }
+  } end{g};
+
+  const auto n = static_cast<std::uint32_t>(g.nodes.size());
+  graph_run r;
+  r.g = &g;
+  r.caller = caller;
+  r.depth = caller == s->root()
+                ? std::uint8_t{1}
+                : static_cast<std::uint8_t>(caller->depth < max_depth ? caller->depth + 1 : max_depth);
+  // The counts are written again each run; their array is reused when no other run has it.
+  const bool own_spare = !g.spare_taken.exchange(true, std::memory_order_acq_rel);
+  if (own_spare && g.spare_pending) r.pending = std::move(g.spare_pending);
+  else r.pending.reset(new std::atomic<std::int32_t>[n]);
+  struct keep_spare {
+    graph_data& g;
+    graph_run& r;
+    bool own;
+    ~keep_spare() {
+      if (!own) return;
+      g.spare_pending = std::move(r.pending);
+      g.spare_taken.store(false, std::memory_order_release);
+    }
+  } keep{g, r, own_spare};
+  for (std::uint32_t i = 0; i < n; ++i)
+    r.pending[i].store(static_cast<std::int32_t>(g.npred[i]), std::memory_order_relaxed);
+  // Every task of the graph is the caller's child from now on, counted as spawn counts one.
+  r.seq_base = caller->children_spawned;
+  caller->children_spawned += n;
+  caller->unpublished += static_cast<std::int32_t>(n);
+  if (caller != s->root() && !(caller->flags & flag_parent)) caller->flags |= flag_parent;
+  // Published now: tasks of the graph may complete before the wait below publishes it.
+  core::scheduler::publish_children(caller);
+  for (std::uint32_t i : g.roots) {
+    // The throttle, as spawn has it: a graph with a million roots does not create them all.
+    if (s->over_limit(w)) {
+      s->throttle(w);
+      w = core::current_worker();  // a throttled task may have moved
+    }
+    s->push_ready(w, node_task(s, w, &r, i));
+  }
+  // wait_all, without the hooks a layer may put around main's (the global layer's makes it
+  // collective): a graph's run involves this process only.
+  s->wait_children(w);
+}
+
+}  // namespace hytask

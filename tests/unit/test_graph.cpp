@@ -1,0 +1,286 @@
+// hytask::graph: a graph recorded once runs in the order its accesses imply on every run,
+// as the same tasks spawned would; failures, misuse and memory behave as documented.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hytask/hytask.hpp"
+#include "test_util.hpp"
+
+using namespace std::chrono_literals;
+
+class Graph : public ::testing::TestWithParam<unsigned> {
+ protected:
+  hytask::config cfg() const { return hytask::config{.threads = GetParam()}; }
+};
+
+namespace {
+
+std::uint64_t mix(std::uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  return x;
+}
+
+struct access {
+  std::size_t lo, len;
+  hytask::access_mode mode;
+};
+
+struct op {
+  std::uint64_t id;
+  std::vector<access> accs;
+};
+
+// Reads what it may read, then writes what it may write: another order changes the result.
+void perform(const op& o, std::uint64_t* mem, std::uint64_t round) {
+  std::uint64_t sum = o.id + round;
+  for (const auto& a : o.accs)
+    if (a.mode != hytask::access_mode::out)
+      for (std::size_t i = a.lo; i < a.lo + a.len; ++i) sum = mix(sum + mem[i]);
+  for (const auto& a : o.accs) {
+    if (a.mode == hytask::access_mode::in) continue;
+    for (std::size_t i = a.lo; i < a.lo + a.len; ++i)
+      mem[i] = a.mode == hytask::access_mode::inout ? mix(mem[i] ^ sum) : mix(sum + i);
+  }
+}
+
+std::vector<op> random_ops(std::mt19937_64& rng, std::size_t mem_size, int tasks) {
+  std::vector<op> ops;
+  for (int t = 0; t < tasks; ++t) {
+    op o{static_cast<std::uint64_t>(t + 1), {}};
+    const int n = 1 + static_cast<int>(rng() % 4);
+    for (int k = 0; k < n; ++k) {
+      const std::size_t len = 1 + rng() % std::min<std::size_t>(mem_size, 48);
+      const std::size_t start = rng() % (mem_size - len + 1);
+      o.accs.push_back({start, len, static_cast<hytask::access_mode>(rng() % 3)});
+    }
+    ops.push_back(std::move(o));
+  }
+  return ops;
+}
+
+}  // namespace
+
+TEST_P(Graph, RandomGraphsMatchASequentialRunOnEveryRun) {
+  hytask::runtime rt(cfg());
+  const int graphs = hytask_test::sanitized() ? 8 : 20;
+  for (int g = 0; g < graphs; ++g) {
+    std::mt19937_64 rng(500 + static_cast<unsigned>(g));
+    const std::size_t mem_size = 64 + rng() % 512;
+    const int tasks = hytask_test::sanitized() ? 800 : 2500;
+    const std::vector<op> ops = random_ops(rng, mem_size, tasks);
+    std::vector<std::uint64_t> expected(mem_size), actual(mem_size);
+    for (std::size_t i = 0; i < mem_size; ++i) expected[i] = actual[i] = i * 0x9E37u;
+    std::uint64_t round = 0;  // read by the bodies: it changes between runs
+
+    hytask::graph graph;
+    std::uint64_t* mem = actual.data();
+    for (const op& o : ops) {
+      std::vector<hytask::region_access> r;
+      for (const auto& a : o.accs)
+        r.push_back({mem + a.lo, a.len * sizeof(std::uint64_t), a.mode});
+      graph.add([&o, mem, &round] { perform(o, mem, round); }, hytask::regions(r));
+    }
+    EXPECT_EQ(actual[0], 0u) << "add ran a task";
+    ASSERT_EQ(graph.size(), ops.size());
+    for (round = 0; round < 3; ++round) {
+      for (const op& o : ops) perform(o, expected.data(), round);
+      graph.run();
+      ASSERT_EQ(actual, expected) << "graph " << g << ", run " << round << " (" << mem_size
+                                  << " words, " << tasks << " tasks)";
+    }
+  }
+}
+
+TEST_P(Graph, AChainRunsInOrderAndCountsItsEdges) {
+  hytask::runtime rt(cfg());
+  long x = 0;
+  std::vector<long> seen;
+  hytask::graph g;
+  for (int i = 0; i < 2000; ++i)
+    g.add([&x, &seen, i] {
+      seen.push_back(x);
+      x = i + 1;
+    }, hytask::inout(x));
+  EXPECT_EQ(g.edges(), 1999u);
+  for (int run = 0; run < 2; ++run) {
+    x = 0;
+    seen.clear();
+    g.run();
+    ASSERT_EQ(seen.size(), 2000u);
+    for (int i = 0; i < 2000; ++i) ASSERT_EQ(seen[static_cast<std::size_t>(i)], i) << "run " << run;
+  }
+}
+
+TEST_P(Graph, ReadersOfOneWriterWaitForItAndTheNextWriterWaitsForThem) {
+  hytask::runtime rt(cfg());
+  int x = 0;
+  std::atomic<int> readers_done{0};
+  int seen_by_writer = -1;
+  hytask::graph g;
+  g.add([&] {
+    std::this_thread::sleep_for(2ms);
+    x = 1;
+  }, hytask::out(x));
+  for (int r = 0; r < 4; ++r)
+    g.add([&] {
+      EXPECT_EQ(x, 1);
+      std::this_thread::sleep_for(1ms);
+      readers_done++;
+    }, hytask::in(x));
+  g.add([&] {
+    seen_by_writer = readers_done.load();
+    x = 2;
+  }, hytask::out(x));
+  EXPECT_EQ(g.edges(), 8u);
+  g.run();
+  EXPECT_EQ(seen_by_writer, 4);
+  EXPECT_EQ(x, 2);
+}
+
+TEST_P(Graph, SuccessorsOfAFailedTaskAreSkippedAndTheNextRunIsClean) {
+  hytask::runtime rt(cfg());
+  int x = 0, y = 0;
+  bool fail = true;
+  std::atomic<int> ran_b{0}, ran_c{0}, ran_free{0};
+  hytask::graph g;
+  g.add([&] {
+    if (fail) throw std::runtime_error("a failed");
+    x = 1;
+  }, hytask::out(x));
+  g.add([&] { ran_b++; y = x; }, hytask::in(x), hytask::out(y));
+  g.add([&] { ran_c++; }, hytask::in(y));
+  g.add([&] { ran_free++; });
+  ::testing::internal::CaptureStderr();
+  try {
+    g.run();
+    ADD_FAILURE() << "run did not rethrow";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "a failed");
+  }
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(ran_b.load(), 0) << "a successor of a task that threw ran";
+  EXPECT_EQ(ran_c.load(), 0) << "a successor of a skipped task ran";
+  EXPECT_EQ(ran_free.load(), 1);
+  EXPECT_NE(err.find("3 tasks failed (1 threw, 2 skipped"), std::string::npos) << err;
+  fail = false;
+  EXPECT_NO_THROW(g.run());
+  EXPECT_EQ(ran_b.load(), 1);
+  EXPECT_EQ(ran_c.load(), 1);
+  EXPECT_EQ(y, 1);
+}
+
+TEST_P(Graph, RunWaitsForTheCallersEarlierTasksOnTheSameData) {
+  hytask::runtime rt(cfg());
+  int x = 0;
+  int seen = -1;
+  hytask::graph g;
+  g.add([&] { seen = x; }, hytask::in(x));
+  hytask::spawn([&] {
+    std::this_thread::sleep_for(20ms);
+    x = 7;
+  }, hytask::out(x));
+  g.run();
+  EXPECT_EQ(seen, 7) << "the graph's reader ran before the earlier writer finished";
+}
+
+TEST_P(Graph, TasksOfAGraphMaySpawnAndAGraphMayRunInsideATask) {
+  hytask::runtime rt(cfg());
+  std::vector<int> v(64, 0);
+  hytask::graph inner;
+  for (int i = 0; i < 64; ++i)
+    inner.add([&v, i] {
+      hytask::spawn([&v, i] { v[static_cast<std::size_t>(i)] += 1; });  // a child
+    }, hytask::inout(v[static_cast<std::size_t>(i)]));
+  int runs = 0;
+  hytask::graph outer;
+  outer.add([&] { inner.run(); }, hytask::inout(v));
+  outer.add([&] {
+    ++runs;
+    for (int e : v) EXPECT_EQ(e, runs) << "a task of the outer graph ran before the inner's children";
+  }, hytask::inout(v));
+  outer.run();
+  outer.run();
+  EXPECT_EQ(runs, 2);
+  for (int e : v) EXPECT_EQ(e, 2);
+}
+
+TEST_P(Graph, RecordsStayAtTheReadyFrontier) {
+  if (hytask_test::sanitized()) GTEST_SKIP() << "measures memory; sanitizers add their own";
+  hytask::runtime rt(cfg());
+  // A chain: one task ready at a time. Had run() created every task up front, its records
+  // (384 bytes each) would take 75 MiB.
+  const int n = 200000;
+  long x = 0;
+  hytask::graph g;
+  for (int i = 0; i < n; ++i) g.add([&x] { ++x; }, hytask::inout(x));
+  g.run();  // the first run allocates what runs need
+  hytask_test::reset_peak_rss();
+  const long before = hytask_test::current_rss_kib();
+  g.run();
+  const long grew = hytask_test::peak_rss_kib() - before;
+  EXPECT_EQ(x, 2 * n);
+  EXPECT_LT(grew, 8 * 1024) << "KiB grown during a run of a chain of " << n << " tasks";
+}
+
+TEST_P(Graph, MovedGraphRunsAndTheEmptyOneToo) {
+  hytask::runtime rt(cfg());
+  int x = 0;
+  hytask::graph a;
+  a.add([&] { ++x; }, hytask::inout(x));
+  hytask::graph b = std::move(a);
+  b.run();
+  a.run();  // moved from: empty
+  EXPECT_EQ(x, 1);
+  EXPECT_EQ(a.size(), 0u);
+}
+
+TEST_P(Graph, MisuseIsAnError) {
+  int x = 0;
+  hytask::graph outside;
+  EXPECT_THROW(outside.add([] {}), hytask::usage_error);  // no runtime
+  hytask::runtime rt(cfg());
+  hytask::graph g;
+  g.add([&] { ++x; }, hytask::inout(x));
+  g.run();
+  try {
+    g.add([] {});
+    ADD_FAILURE() << "add after run";
+  } catch (const hytask::usage_error& e) {
+    EXPECT_NE(std::string(e.what()).find("sealed"), std::string::npos) << e.what();
+  }
+  hytask::graph early;
+  early.add([&] { ++x; }, hytask::inout(x));
+  early.seal();
+  EXPECT_THROW(early.add([] {}), hytask::usage_error);
+  early.run();
+  EXPECT_EQ(x, 2);
+  hytask::task_group group;
+  hytask::graph h;
+  EXPECT_THROW(h.add({.group = &group}, [] {}), hytask::usage_error);
+  // An add whose access throws leaves the graph incomplete: it refuses to run.
+  hytask::graph broken;
+  broken.add([] {}, hytask::out(x));
+  const auto* end = reinterpret_cast<const char*>(~std::uintptr_t{0} - 4);
+  EXPECT_THROW(broken.add([] {}, hytask::in(end, 16)), hytask::usage_error);
+  try {
+    broken.run();
+    ADD_FAILURE() << "an incomplete graph ran";
+  } catch (const hytask::usage_error& e) {
+    EXPECT_NE(std::string(e.what()).find("incomplete"), std::string::npos) << e.what();
+  }
+  std::thread other([&] { EXPECT_THROW(g.run(), hytask::usage_error); });  // not a worker
+  other.join();
+  EXPECT_EQ(x, 2);
+}
+
+INSTANTIATE_TEST_SUITE_P(Threads, Graph, ::testing::Values(1u, 2u, 4u));
