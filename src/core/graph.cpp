@@ -134,6 +134,44 @@ task* node_task(core::scheduler* s, core::worker* w, graph_run* r, std::uint32_t
   return t;
 }
 
+// The roots created by one task at most: more are split off, in halves, to tasks of their
+// own that idle workers steal, so that a graph with thousands of independent tasks is not
+// created by the calling thread alone, and each worker runs the tasks it created.
+constexpr std::uint32_t roots_per_chunk = 16;
+
+void create_roots(core::scheduler* s, core::worker* w, graph_run* r, std::uint32_t lo,
+                  std::uint32_t hi);
+
+// Roots [lo, hi) of a run (positions in graph_data::roots), to create where this runs.
+struct root_range {
+  graph_run* r;
+  std::uint32_t lo, hi;
+  void operator()() const {
+    create_roots(core::scheduler::instance(), core::current_worker(), r, lo, hi);
+  }
+};
+
+void create_roots(core::scheduler* s, core::worker* w, graph_run* r, std::uint32_t lo,
+                  std::uint32_t hi) {
+  while (hi - lo > roots_per_chunk) {
+    const std::uint32_t mid = lo + (hi - lo) / 2;
+    // The upper half: another child of the caller, counted before it exists (the caller's
+    // body, or this range's task, keeps the count above zero meanwhile).
+    r->caller->alive.fetch_add(1, std::memory_order_seq_cst);
+    task* t = s->allocate_counted(w);
+    t->parent = r->caller;
+    t->spawn_seq = 0;  // not one of the graph's tasks
+    // One level above the graph's tasks: a thief takes the shallowest level first (so it
+    // takes a range, and creates its tasks where it runs them), the owner the deepest.
+    t->depth = static_cast<std::uint8_t>(r->depth - 1);
+    emplace_callable(t, root_range{r, mid, hi});
+    s->push_ready(w, t);
+    hi = mid;
+  }
+  const std::vector<std::uint32_t>& roots = r->g->roots;
+  for (std::uint32_t k = lo; k < hi; ++k) s->push_ready(w, node_task(s, w, r, roots[k]));
+}
+
 // A task of the graph completed (after its children): its successors in the graph that
 // were waiting for it alone start, on this worker.
 void node_done(task* t) {
@@ -340,14 +378,7 @@ void graph::run() {
   if (caller != s->root() && !(caller->flags & flag_parent)) caller->flags |= flag_parent;
   // Published now: tasks of the graph may complete before the wait below publishes it.
   core::scheduler::publish_children(caller);
-  for (std::uint32_t i : g.roots) {
-    // The throttle, as spawn has it: a graph with a million roots does not create them all.
-    if (s->over_limit(w)) {
-      s->throttle(w);
-      w = core::current_worker();  // a throttled task may have moved
-    }
-    s->push_ready(w, node_task(s, w, &r, i));
-  }
+  create_roots(s, w, &r, 0, static_cast<std::uint32_t>(g.roots.size()));
   // wait_all, without the hooks a layer may put around main's (the global layer's makes it
   // collective): a graph's run involves this process only.
   s->wait_children(w);

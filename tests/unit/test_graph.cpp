@@ -214,6 +214,22 @@ TEST_P(Graph, TasksOfAGraphMaySpawnAndAGraphMayRunInsideATask) {
   for (int e : v) EXPECT_EQ(e, 2);
 }
 
+TEST_P(Graph, ThousandsOfIndependentTasksRunOnceEach) {
+  hytask::runtime rt(cfg());
+  // Independent tasks are created by the workers, in ranges split off the caller's.
+  const int n = 10000;
+  std::vector<std::atomic<int>> ran(n);
+  hytask::graph g;
+  for (int i = 0; i < n; ++i)
+    g.add([&ran, i] { ran[static_cast<std::size_t>(i)].fetch_add(1, std::memory_order_relaxed); });
+  EXPECT_EQ(g.edges(), 0u);
+  for (int run = 1; run <= 3; ++run) {
+    g.run();
+    for (int i = 0; i < n; ++i)
+      ASSERT_EQ(ran[static_cast<std::size_t>(i)].load(), run) << "task " << i << ", run " << run;
+  }
+}
+
 TEST_P(Graph, RecordsStayAtTheReadyFrontier) {
   if (hytask_test::sanitized()) GTEST_SKIP() << "measures memory; sanitizers add their own";
   hytask::runtime rt(cfg());

@@ -15,8 +15,10 @@
 // dependencies and returns when they have completed, like a spawn of each of them followed
 // by wait_all — but a run declares nothing: a task is created only when its predecessors in
 // the graph have completed, on the worker that completed the last of them, and runs there
-// next. So the cost of tracking dependencies is paid once per graph, not once per run, and a
-// graph with millions of tasks holds records only for the tasks that are ready or running.
+// next; tasks without predecessors in the graph are created in ranges by the workers that
+// run them. So the cost of tracking dependencies is paid once per graph, not once per run,
+// and a graph with millions of tasks holds records only for the tasks that are ready or
+// running.
 //
 // The bodies are called once per run, so they must be callable again: state that changes
 // between runs (a time step, a pointer to this run's buffers) is read by the body, not
