@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "core/deque.hpp"
@@ -139,6 +140,15 @@ static void BM_SpawnThreeWordsTwoWorkers(benchmark::State& state) {
 }
 BENCHMARK(BM_SpawnThreeWordsTwoWorkers)->UseRealTime();
 
+// Two random slots of 64 (xorshift): the accesses of the two-dependency cases.
+static std::pair<std::uint64_t*, std::uint64_t*> two_slots(std::vector<std::uint64_t>& slots,
+                                                           std::uint64_t& rng) {
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return {&slots[rng % 64], &slots[(rng >> 8) % 64]};
+}
+
 // The same with two accesses that hit the tracker's fast path (inout a, in b).
 static void BM_SpawnTwoDeps(benchmark::State& state) {
   hytask::runtime rt(hytask::config{.threads = 1});
@@ -146,11 +156,7 @@ static void BM_SpawnTwoDeps(benchmark::State& state) {
   std::uint64_t rng = 88172645463325252ull;
   for (auto _ : state) {
     for (int i = 0; i < 1000; ++i) {
-      rng ^= rng << 13;
-      rng ^= rng >> 7;
-      rng ^= rng << 17;
-      std::uint64_t* a = &slots[rng % 64];
-      std::uint64_t* b = &slots[(rng >> 8) % 64];
+      auto [a, b] = two_slots(slots, rng);
       hytask::spawn([a, b] { *a += *b; }, hytask::inout(*a), hytask::in(*b));
     }
     hytask::wait_all();
@@ -167,11 +173,7 @@ static void graph_two_deps(benchmark::State& state, unsigned threads) {
   std::uint64_t rng = 88172645463325252ull;
   hytask::graph g;
   for (int i = 0; i < 1000; ++i) {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    std::uint64_t* a = &slots[rng % 64];
-    std::uint64_t* b = &slots[(rng >> 8) % 64];
+    auto [a, b] = two_slots(slots, rng);
     g.add([a, b] { *a += *b; }, hytask::inout(*a), hytask::in(*b));
   }
   for (auto _ : state) g.run();

@@ -9,9 +9,9 @@
 #include <chrono>
 #include <cstdio>
 #include <hytask/hytask.hpp>
-#include <vector>
 
 #include "graph.hpp"
+#include "hytask_tasks.hpp"
 
 int main(int argc, char** argv) {
   const taskbench::options o =
@@ -26,25 +26,10 @@ int main(int argc, char** argv) {
 
   const auto r0 = std::chrono::steady_clock::now();
   hytask::graph recorded;
-  {
-    std::vector<hytask::region_access> accesses;
-    accesses.reserve(static_cast<std::size_t>(g.max_deps()) + 1);
-    long deps[taskbench::max_radix];
-    taskbench::state* sp = &s;
-    for (long t = 0; t < g.steps; ++t) {
-      for (long i = 0; i < g.active_width(t); ++i) {
-        auto body = [sp, t, i] { taskbench::run_task(*sp, t, i); };
-        accesses.clear();
-        if (g.has_records()) {
-          const int n = g.deps(t, i, deps);
-          for (int k = 0; k < n; ++k) accesses.push_back(hytask::in(s.at(t - 1, deps[k]), 1));
-          accesses.push_back(hytask::out(s.at(t, i), 1));
-        }
-        recorded.add(body, hytask::regions(accesses));
-      }
-    }
-    recorded.seal();
-  }
+  taskbench::declare_tasks(g, s, [&](const auto& body, const hytask::region_list& accesses) {
+    recorded.add(body, accesses);
+  });
+  recorded.seal();
   const double record_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - r0).count();
   std::fprintf(stderr, "taskbench_hytask_graph: recorded %zu tasks and %zu edges in %.6f s\n",

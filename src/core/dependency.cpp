@@ -212,6 +212,15 @@ void dep_domain::sweep() {
   for (std::uintptr_t lo : dead_) erase(&map_.find(lo)->second);
 }
 
+std::vector<std::pair<std::uintptr_t, std::uintptr_t>> dep_domain::regions() const {
+  std::vector<std::pair<std::uintptr_t, std::uintptr_t>> out;
+  for (const auto& [lo, f] : map_) {
+    if (!out.empty() && out.back().second == f.lo) out.back().second = f.hi;
+    else out.emplace_back(f.lo, f.hi);
+  }
+  return out;
+}
+
 bool dep_domain::busy(std::uintptr_t lo, std::uintptr_t hi) const {
   if (const fragment* f = index_find(lo); f != nullptr && f->hi == hi) return live(*f);
   for (auto it = first_reaching(map_, lo); it != map_.end() && it->second.lo < hi; ++it)

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <utility>
 #include <vector>
 
 #include "core/node_pool.hpp"
@@ -87,6 +88,10 @@ struct dep_domain {
   void clear();
   // Whether a task registered here on some byte of [lo, hi) has not completed (or failed).
   bool busy(std::uintptr_t lo, std::uintptr_t hi) const;
+
+  // The regions tasks registered here touched, as disjoint [lo, hi) in address order, with
+  // adjacent ones merged.
+  std::vector<std::pair<std::uintptr_t, std::uintptr_t>> regions() const;
 
   // Recording (core/graph.cpp): the tasks registered here are placeholders that never run;
   // each edge pred -> succ is reported to fn(ctx, pred, succ) instead of being linked, and

@@ -33,7 +33,8 @@ struct graph_data {
   dep_domain* domain = nullptr;
   core::scheduler* recorded_in = nullptr;  // the runtime whose records the placeholders are
   task* placeholder = nullptr;  // the node being added: a record that never runs
-  std::vector<std::pair<std::uintptr_t, std::uintptr_t>> regions;  // every access's [lo, hi)
+  // Once sealed: the memory the graph's tasks touch, as disjoint [lo, hi) (the tracker's).
+  std::vector<std::pair<std::uintptr_t, std::uintptr_t>> regions;
   std::atomic<bool> adding{false};
   bool broken = false;  // an add threw half-way: the graph is incomplete
 
@@ -207,17 +208,8 @@ void seal(graph_data& g) {
   for (const auto& [p, s] : g.found) g.succ[fill[p]++] = s;
   for (std::uint32_t i = 0; i < n; ++i)
     if (g.npred[i] == 0) g.roots.push_back(i);
-  // The regions, merged: run() checks them against the caller's earlier tasks.
-  std::sort(g.regions.begin(), g.regions.end());
-  std::size_t kept = 0;
-  for (const auto& r : g.regions) {
-    if (kept > 0 && r.first <= g.regions[kept - 1].second)
-      g.regions[kept - 1].second = std::max(g.regions[kept - 1].second, r.second);
-    else
-      g.regions[kept++] = r;
-  }
-  g.regions.resize(kept);
-  g.regions.shrink_to_fit();
+  // run() checks them against the caller's earlier tasks.
+  if (g.domain != nullptr) g.regions = g.domain->regions();
   if (g.domain != nullptr) g.drop_recording();
   g.sealed = true;
 }
@@ -272,7 +264,6 @@ void graph_region(graph_data* g, const region_access& a) {
   if (hi < lo)
     throw usage_error("hytask::graph::add: a region wraps around the address space (" +
                       std::to_string(a.bytes) + " bytes); check the count passed to in/out/inout");
-  g->regions.emplace_back(lo, hi);
   g->domain->access(g->placeholder, lo, hi, a.mode);
 }
 
