@@ -39,7 +39,8 @@ struct graph_data {
   bool broken = false;  // an add threw half-way: the graph is incomplete
 
   // Once sealed (at the first run): successors in one array, the start of each node's.
-  bool sealed = false;
+  std::atomic<bool> sealed{false};
+  std::mutex seal_mutex;  // two first runs at once: one seals
   std::vector<std::uint32_t> succ_begin;  // nodes.size() + 1 entries
   std::vector<std::uint32_t> succ;
   std::vector<std::uint32_t> roots;
@@ -199,6 +200,8 @@ void node_done(task* t) {
 
 // Builds the successor arrays from the recorded edges and lets go of the tracker.
 void seal(graph_data& g) {
+  std::lock_guard<std::mutex> lock(g.seal_mutex);
+  if (g.sealed.load(std::memory_order_acquire)) return;
   const auto n = static_cast<std::uint32_t>(g.nodes.size());
   g.succ_begin.assign(n + 1, 0);
   for (const auto& [p, s] : g.found) ++g.succ_begin[p + 1];
@@ -211,7 +214,7 @@ void seal(graph_data& g) {
   // run() checks them against the caller's earlier tasks.
   if (g.domain != nullptr) g.regions = g.domain->regions();
   if (g.domain != nullptr) g.drop_recording();
-  g.sealed = true;
+  g.sealed.store(true, std::memory_order_release);
 }
 
 }  // namespace
@@ -239,8 +242,11 @@ std::size_t graph_begin(graph_data* g, const task_options& opts, graph_body body
   if (opts.group != nullptr)
     throw usage_error("hytask::graph::add: task_options::group is not supported for a graph's "
                       "tasks; run the graph from a task spawned into the group instead");
-  if (g->nodes.size() >= 0x7fffffffu)
-    throw usage_error("hytask::graph::add: more than 2^31 - 1 tasks in one graph; split it");
+  // A run counts the graph's tasks among the caller's children at once, beside the share
+  // of its body (2^30) in a 32-bit count.
+  if (g->nodes.size() >= (std::size_t{1} << 28))
+    throw usage_error("hytask::graph::add: more than 2^28 tasks in one graph; split it into "
+                      "graphs run one after the other");
   const char* name = opts.name.empty() ? nullptr : core::intern_name(opts.name);
   g->nodes.push_back({body, opts.priority, name});
   own.b = nullptr;
@@ -296,7 +302,7 @@ graph& graph::operator=(graph&& other) noexcept {
 
 std::size_t graph::size() const noexcept { return d_->nodes.size(); }
 std::size_t graph::edges() const noexcept {
-  return d_->sealed ? d_->succ.size() : d_->found.size();
+  return d_->sealed.load(std::memory_order_acquire) ? d_->succ.size() : d_->found.size();
 }
 
 void graph::seal() {
@@ -305,7 +311,7 @@ void graph::seal() {
     throw usage_error("hytask::graph::seal: an add on this graph threw half-way, so the graph "
                       "is incomplete; build another graph");
   if (g.adding) throw usage_error("hytask::graph::seal while another thread adds to the graph");
-  if (!g.sealed) detail::seal(g);
+  detail::seal(g);
 }
 
 void graph::run() {
@@ -318,7 +324,7 @@ void graph::run() {
   if (g.adding)
     throw usage_error("hytask::graph::run while another thread adds to the same graph");
   core::scheduler* s = core::scheduler::instance();
-  if (!g.sealed) detail::seal(g);
+  if (!g.sealed.load(std::memory_order_acquire)) detail::seal(g);
   if (g.nodes.empty()) return;
 
   task* caller = w->current_task != nullptr ? w->current_task : s->root();
