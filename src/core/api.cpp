@@ -19,22 +19,6 @@ namespace {
 
 constexpr std::int32_t spawn_bias = 1 << 30;
 
-[[noreturn]] void no_worker(const char* what) {
-  if (core::scheduler::instance() == nullptr)
-    throw usage_error(std::string("hytask::") + what +
-                      " called with no hytask::runtime alive: construct one in main "
-                      "(hytask::runtime rt(argc, argv);) and keep it alive while tasks run");
-  throw usage_error(std::string("hytask::") + what +
-                    " called from a thread that is not a hytask worker: call it from main (the "
-                    "thread that created the runtime) or from inside a task");
-}
-
-inline core::worker* require_worker(const char* what) {
-  core::worker* w = core::current_worker();
-  if (w == nullptr) no_worker(what);
-  return w;
-}
-
 inline task* spawn_common(core::worker* w) {
   core::scheduler* s = core::scheduler::instance();
   if (s->over_limit(w)) {
@@ -67,10 +51,10 @@ void throw_null_region(const char* which, std::size_t bytes) {
                     " bytes; pass a valid address, or a count of 0 for no dependency");
 }
 
-task* new_task() { return spawn_common(require_worker("spawn")); }
+task* new_task() { return spawn_common(core::require_worker("spawn")); }
 
 task* new_task(int priority, std::string_view name, task_group* group) {
-  task* t = spawn_common(require_worker("spawn"));
+  task* t = spawn_common(core::require_worker("spawn"));
   t->priority = priority;
   if (!name.empty()) {
     t->name = core::intern_name(name);
@@ -140,7 +124,7 @@ core::root_wait_hooks g_root_wait;
 }  // namespace
 
 void wait_all() {
-  core::worker* w = detail::require_worker("wait_all");
+  core::worker* w = core::require_worker("wait_all");
   const bool root = w->current_task == nullptr;
   const core::root_wait_hooks hooks = g_root_wait;
   if (!root || hooks.before == nullptr) {
@@ -163,7 +147,7 @@ void wait_all() {
 namespace this_task {
 
 void yield() {
-  detail::require_worker("this_task::yield");
+  core::require_worker("this_task::yield");
   core::scheduler::instance()->yield();
 }
 
@@ -288,3 +272,13 @@ void event_access::apply(detail::spawn_context& ctx) const {
 }  // namespace hytask
 
 void hytask::core::set_root_wait_hooks(root_wait_hooks h) noexcept { hytask::g_root_wait = h; }
+
+[[noreturn]] void hytask::core::no_worker(const char* what) {
+  if (scheduler::instance() == nullptr)
+    throw usage_error(std::string("hytask::") + what +
+                      " called with no hytask::runtime alive: construct one in main "
+                      "(hytask::runtime rt(argc, argv);) and keep it alive while tasks run");
+  throw usage_error(std::string("hytask::") + what +
+                    " called from a thread that is not a hytask worker: call it from main (the "
+                    "thread that created the runtime) or from inside a task");
+}

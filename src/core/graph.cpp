@@ -92,21 +92,6 @@ struct graph_run {
   }
 };
 
-[[noreturn]] void no_worker(const char* what) {
-  if (core::scheduler::instance() == nullptr)
-    throw usage_error(std::string("hytask::graph::") + what +
-                      " called with no hytask::runtime alive: construct one in main first");
-  throw usage_error(std::string("hytask::graph::") + what +
-                    " called from a thread that is not a hytask worker: call it from main or "
-                    "from inside a task");
-}
-
-core::worker* require_worker(const char* what) {
-  core::worker* w = core::current_worker();
-  if (w == nullptr) no_worker(what);
-  return w;
-}
-
 void record_edge(void* ctx, task* pred, task* succ) {
   auto* g = static_cast<graph_data*>(ctx);
   g->found.emplace_back(static_cast<std::uint32_t>(pred->spawn_seq - 1),
@@ -226,7 +211,7 @@ std::size_t graph_begin(graph_data* g, const task_options& opts, graph_body body
       if (b) b->destroy(b->obj);
     }
   } own{&body};
-  core::worker* w = require_worker("add");
+  core::worker* w = core::require_worker("graph::add");
   if (g->sealed)
     throw usage_error("hytask::graph::add after the graph was sealed (by seal() or its first "
                       "run()): record every task before, or build another graph");
@@ -316,7 +301,7 @@ void graph::seal() {
 
 void graph::run() {
   using namespace detail;
-  core::worker* w = require_worker("run");
+  core::worker* w = core::require_worker("graph::run");
   graph_data& g = *d_;
   if (g.broken)
     throw usage_error("hytask::graph::run: an add on this graph threw half-way, so the graph is "

@@ -208,14 +208,8 @@ void run_loop(std::int64_t n, loop_body_fn body, void* ctx, schedule s, std::siz
   if (n < 0)
     throw usage_error("hytask::parallel_for: the range has more than 2^63 iterations; split it");
   if (n == 0) return;
-  core::worker* w = core::current_worker();
+  core::worker* w = core::require_worker("parallel_for");
   core::scheduler* sched = core::scheduler::instance();
-  if (w == nullptr)
-    throw usage_error(sched == nullptr
-                          ? "hytask::parallel_for called with no hytask::runtime alive: "
-                            "construct one in main first"
-                          : "hytask::parallel_for called from a thread that is not a hytask "
-                            "worker: call it from main or from inside a task");
   if (static_cast<int>(s) < 0 || static_cast<int>(s) > static_cast<int>(schedule::static_ws))
     throw usage_error("hytask::parallel_for: unknown schedule value " +
                       std::to_string(static_cast<int>(s)));

@@ -346,6 +346,16 @@ inline bool last_ref(task* t) {
 worker* current_worker() noexcept;
 void set_current_worker(worker* w) noexcept;
 
+// Throws hytask::usage_error for a call of hytask::<what> ("spawn", "graph::run") with no
+// runtime alive or from a thread that is not a worker, saying which and what to do.
+[[noreturn]] void no_worker(const char* what);
+// The calling thread's worker, or that error.
+inline worker* require_worker(const char* what) {
+  worker* w = current_worker();
+  if (w == nullptr) no_worker(what);
+  return w;
+}
+
 // The task's id, assigned on first use from the worker's sequence (unique per runtime).
 std::uint64_t task_id(worker* w, task* t);
 
