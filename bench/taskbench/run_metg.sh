@@ -313,7 +313,7 @@ if [[ -n $plots ]] && command -v gnuplot >/dev/null; then
     done
     joined=$(printf '%s, ' "${curves[@]}")
     gnuplot <<EOF
-set terminal svg size 640,420 dynamic font "sans,12" background "white"
+set terminal svg size 640,420 dynamic noenhanced font "sans,12" background "white"
 set output "$file"
 set title "$p, width $width, $steps steps, $cores cores"
 set logscale x
