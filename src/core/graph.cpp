@@ -115,6 +115,7 @@ task* node_task(core::scheduler* s, core::worker* w, graph_run* r, std::uint32_t
   t->depth = r->depth;
   t->priority = n.priority;
   t->spawn_seq = r->seq_base + 1 + i;
+  t->flags |= flag_untracked;  // the graph releases its successors, no tracker links any
   if (n.name != nullptr) t->name = n.name;
   core::watch_completion(t, &node_done, r);
   emplace_callable(t, node_call{&n});
@@ -148,6 +149,7 @@ void create_roots(core::scheduler* s, core::worker* w, graph_run* r, std::uint32
     task* t = s->allocate_counted(w);
     t->parent = r->caller;
     t->spawn_seq = 0;  // not one of the graph's tasks
+    t->flags |= flag_untracked;
     // One level above the graph's tasks: a thief takes the shallowest level first (so it
     // takes a range, and creates its tasks where it runs them), the owner the deepest.
     t->depth = static_cast<std::uint8_t>(r->depth - 1);
@@ -156,7 +158,10 @@ void create_roots(core::scheduler* s, core::worker* w, graph_run* r, std::uint32
     hi = mid;
   }
   const std::vector<std::uint32_t>& roots = r->g->roots;
-  for (std::uint32_t k = lo; k < hi; ++k) s->push_ready(w, node_task(s, w, r, roots[k]));
+  task* batch[roots_per_chunk];
+  std::uint32_t n = 0;
+  for (std::uint32_t k = lo; k < hi; ++k) batch[n++] = node_task(s, w, r, roots[k]);
+  s->push_ready_many(w, batch, n);
 }
 
 // A task of the graph completed (after its children): its successors in the graph that

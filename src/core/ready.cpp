@@ -17,6 +17,14 @@ void scheduler::push_ready(worker* w, task* t) {
   notify_pushed();
 }
 
+void scheduler::push_ready_many(worker* w, task* const* ts, std::uint32_t n) {
+  for (std::uint32_t i = 0; i < n; ++i) {
+    note_queued(ts[i]);
+    enqueue(w, ts[i]);
+  }
+  if (n != 0) notify_pushed();
+}
+
 void scheduler::enqueue(worker* w, task* t) {
   const std::int64_t key = ready_key(t);
   if (key == 0) {

@@ -65,7 +65,7 @@ void scheduler::run(worker* w, task* t) {
   t->flags |= detail::flag_started;
   // The successor line was last written by the spawning core (linking successors): fetch
   // it while the body runs, not when completion needs it.
-  prefetch_for_write(&t->nsucc);
+  if (!(t->flags & detail::flag_untracked)) prefetch_for_write(&t->nsucc);
   // A failed dependency skips the body; so does a cancellation (core/cancel.hpp), looked for
   // only while one is in progress.
   bool run_body = true;
@@ -105,6 +105,7 @@ void scheduler::publish_children(task* t) {
 }
 
 void scheduler::release_successors(worker* w, task* t) {
+  if (t->flags & detail::flag_untracked) return;  // nothing links to it, nothing reads the close
   // A task that failed (its body threw, it was skipped, or a child failed) fails its
   // successors: they are skipped, and fail theirs in turn. The closed count says so to the
   // tasks spawned later.

@@ -138,6 +138,8 @@ class scheduler {
   task* allocate(worker* w);
   void make_ready(task* t);                 // from any thread
   void push_ready(worker* w, task* t);      // from a worker thread
+  // push_ready of n tasks at once: one fence and one wake-up look for the whole batch.
+  void push_ready_many(worker* w, task* const* ts, std::uint32_t n);
   void notify_pushed();                     // after publishing work: wake a sleeper if any
   void release_successors(worker* w, task* t);
   // A task whose last predecessor just completed on w (null: a thread that is not a

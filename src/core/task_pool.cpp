@@ -84,8 +84,9 @@ void scheduler::free_task(worker* w, task* t) {
   // without a name never dirtied it.
   if (t->succ_overflow) detail::free_successor_blocks(t);
   // Closed at completion; reopened here, where the line is usually in cache (the exchange
-  // that closed it), rather than at allocation on the spawning core.
-  t->nsucc.store(0, std::memory_order_relaxed);
+  // that closed it), rather than at allocation on the spawning core. An untracked task
+  // never closed it.
+  if (!(t->flags & detail::flag_untracked)) t->nsucc.store(0, std::memory_order_relaxed);
   if (t->flags & detail::cold_line_flags) {
     t->name = nullptr;
     t->id = 0;

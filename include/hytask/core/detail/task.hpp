@@ -32,6 +32,9 @@ enum task_flags : std::uint32_t {
   flag_grouped = 1u << 11,  // spawned into a hytask::task_group: `group` is set (core/cancel.hpp)
   // never cancelled: a layer's task that a protocol across ranks needs run (core/cancel.hpp)
   flag_uncancellable = 1u << 12,
+  // never in a dependency tracker, so no successor is ever linked to it (a recorded graph's
+  // task, whose successors the graph releases): its successor line is not touched
+  flag_untracked = 1u << 13,
 };
 // Line 2 needs a look at completion and reuse only when one of these is set; a leaf task
 // without a name never touches it.
