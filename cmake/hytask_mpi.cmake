@@ -33,8 +33,8 @@ endfunction()
 # run on one node, where Open MPI picks the ob1 PML (shared memory through vader), yet the
 # selection first probes the matching-transport PML (cm, for PSM/PSM2/OFI fabrics) at every
 # MPI_Init: 0.37 s against 0.16 s for an empty program on 2 ranks with Debian's Open MPI 4.1.
-# Naming ob1 skips the probe without changing the transport; over some 300 Open MPI tests
-# that is more than a minute of the suite. (Not pml ^cm: that replaces Debian's pml = ^ucx in
+# Naming ob1 skips the probe without changing the transport; over the ~490 Open MPI tests
+# that is about 110 s of the suite. (Not pml ^cm: that replaces Debian's pml = ^ucx in
 # /etc/openmpi/openmpi-mca-params.conf, and UCX's PML, once loaded, crashes under TSan.)
 function(hytask_mpi_launch flavour flags_out env_out)
   if(flavour STREQUAL "openmpi")

@@ -43,6 +43,10 @@ int main(int argc, char** argv) {
   std::vector<double> halo(n, -1.0);
   std::atomic<int> wrong{0}, waited{0};
   std::vector<std::atomic<bool>> posted(halos + 1);
+  // Without renaming the next receive cannot start: one reader of one halo waiting a second
+  // shows it.
+  const int waiting_halos = renaming ? checked : 1;
+  const auto wait_limit = std::chrono::seconds(renaming ? 3 : 1);
   {
     hytask::versioned<double> h(halo);
     for (int k = 0; k < halos; ++k) {
@@ -63,12 +67,9 @@ int main(int argc, char** argv) {
       for (int r = 0; r < readers; ++r)
         hytask::spawn({.name = "read"},
                       [&, k, r](const double* p) {
-                        if (r == 0 && k < (renaming ? checked : 1)) {
+                        if (r == 0 && k < waiting_halos) {
                           // Wait for the next receive to start: it does not need this version.
-                          // Without renaming it cannot start, so one reader of one halo
-                          // waiting a second shows it.
-                          const auto end = std::chrono::steady_clock::now() +
-                                           std::chrono::seconds(renaming ? 3 : 1);
+                          const auto end = std::chrono::steady_clock::now() + wait_limit;
                           while (!posted[static_cast<std::size_t>(k + 1)].load()) {
                             if (std::chrono::steady_clock::now() > end) {
                               waited++;
