@@ -245,8 +245,17 @@ class latency_log {
     if (k >= entries_) return;
     start_[k] = start;
     end_[k] = end;
-    worker_[k] = worker;
+    worker_[k] = worker_base_ + worker;
   }
+
+  // For a system of several processes (MPI's ranks): this process's workers are numbered
+  // from `base`, and each process records only its own tasks, the other entries staying 0,
+  // so that an element-wise maximum over the processes merges their logs.
+  void set_worker_base(int base) { worker_base_ = base; }
+  long entries() const { return entries_; }
+  std::int64_t* starts() { return start_.data(); }
+  std::int64_t* ends() { return end_.data(); }
+  int* workers() { return worker_.data(); }
 
   // For each recorded task with predecessors, its last-finishing predecessor: if that one
   // ran on another worker, start(task) - end(predecessor) is a cross-worker sample (xlat),
@@ -298,6 +307,7 @@ class latency_log {
   long entries_;
   std::vector<std::int64_t> start_, end_;
   std::vector<int> worker_;
+  int worker_base_ = 0;
 };
 
 // ---- The state of one run, and the task body -------------------------------------------

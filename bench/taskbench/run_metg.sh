@@ -4,7 +4,7 @@
 # tasks down to 1 kernel iteration, in a fresh process per pattern and system, systems
 # interleaved; with --passes N the whole set N times over, each point's figures the median
 # of its passes. Prints (and writes to DIR/summary.md) the METG table, the cross-worker
-# latency of hytask and OpenMP near hytask's METG, and plots efficiency against task
+# latency of every system near hytask's METG (MPI's across ranks), and plots efficiency against task
 # granularity into docs/img/metg_<pattern>_w<width>.svg. docs/benchmarks.md, "Fine-grained
 # task graphs", is this script's output.
 #   bench/taskbench/run_metg.sh [--build build] [--width 4] [--steps 1000]
@@ -341,11 +341,9 @@ if ((latency)); then
   lat_iterations=$(awk -v p="$lat_pattern" -v s="$ref" '
     $1 == p && $2 == s { d = $5 - 0.5; if (d < 0) d = -d; if (best == "" || d < best) { best = d; it = $3 } }
     END { print it }' "$out/analysis.txt")
-  threaded=()
-  for s in $systems; do [[ $s != mpi ]] && threaded+=("$s"); done
-  if [[ -n $lat_pattern && -n $lat_iterations && ${#threaded[@]} -gt 0 ]]; then
+  if [[ -n $lat_pattern && -n $lat_iterations ]]; then
     : >"$out/latency.txt"
-    for s in "${threaded[@]}"; do
+    for s in $systems; do
       log "latency: $s, $lat_pattern, $lat_iterations iterations"
       run_system "$s" --pattern "$lat_pattern" --width "$width" --steps "$steps" \
         --iterations "$lat_iterations" --reps "$reps" --latency >>"$out/latency.txt"
@@ -355,7 +353,7 @@ if ((latency)); then
       echo "Latency ($lat_pattern, $lat_iterations kernel iterations per task: near hytask's METG; each"
       echo "system recording start and end times, so slightly slower): from the end of a task's"
       echo "last-finishing predecessor to its start, when the two ran on different workers"
-      echo "(cross) and on the same one (same). Last of $reps runs."
+      echo "(cross; for MPI, different ranks) and on the same one (same). Last of $reps runs."
       echo
       echo "| system | granularity | efficiency | cross median | cross p99 | cross samples | same median | same p99 | same samples |"
       echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"

@@ -4,10 +4,13 @@
 // destination rank), receives the records of other ranks that its tasks read (tag = the
 // point: MPI's non-overtaking order keeps the steps of one point apart), waits for all of
 // them, then runs its tasks of step t in point order. The exchange lists are worked out
-// once, before the timed runs, as an MPI programmer would.
+// once, before the timed runs, as an MPI programmer would. With --latency each rank records
+// its own tasks, rank r as worker r, and rank 0 merges the logs after each run: the ranks'
+// clocks are compared, so they must share one machine's.
 #include <mpi.h>
 
 #include <cstdio>
+#include <memory>
 #include <vector>
 
 #include "graph.hpp"
@@ -33,7 +36,7 @@ int main(int argc, char** argv) {
   int rank = 0, ranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  const taskbench::options o = taskbench::parse(argc, argv, 0);
+  const taskbench::options o = taskbench::parse(argc, argv, taskbench::with_latency);
   const taskbench::graph& g = o.g;
 
   int* tag_ub = nullptr;
@@ -95,6 +98,38 @@ int main(int argc, char** argv) {
   taskbench::state s(g);
   s.corrupt = o.corrupt;
   taskbench::checker checker(g);
+  std::unique_ptr<taskbench::latency_log> latency;
+  if (o.latency) {
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int on_node = 0;
+    MPI_Comm_size(node, &on_node);
+    MPI_Comm_free(&node);
+    if (on_node != ranks) {
+      if (rank == 0)
+        std::fprintf(stderr,
+                     "%s: --latency compares the clocks of different ranks, which needs every "
+                     "rank on one machine (%d of %d share rank 0's); run without --latency or "
+                     "on one node\n",
+                     argv[0], on_node, ranks);
+      MPI_Finalize();
+      return 2;
+    }
+    latency = std::make_unique<taskbench::latency_log>(g);
+    latency->set_worker_base(rank);
+    s.latency = latency.get();
+  }
+  // Rank 0's log gets every rank's tasks (each rank wrote only its own; the rest are 0, or
+  // an earlier run's smaller clock readings).
+  auto merge_latency = [&] {
+    auto merge = [&](void* data, MPI_Datatype type) {
+      MPI_Reduce(rank == 0 ? MPI_IN_PLACE : data, data, static_cast<int>(latency->entries()),
+                 type, MPI_MAX, 0, MPI_COMM_WORLD);
+    };
+    merge(latency->starts(), MPI_INT64_T);
+    merge(latency->ends(), MPI_INT64_T);
+    merge(latency->workers(), MPI_INT);
+  };
 
   taskbench::bench_system sys{.name = "mpi", .cores = ranks, .prints = rank == 0, .run = nullptr};
   sys.sum_over_processes = [](long x) {
@@ -127,8 +162,9 @@ int main(int argc, char** argv) {
       MPI_Barrier(MPI_COMM_WORLD);
     });
     checker.check(s, std::min(lo, g.width), std::min(hi, g.width));
+    if (latency) merge_latency();
     return timing;
   };
-  taskbench::sweep(o, sys, nullptr);
+  taskbench::sweep(o, sys, latency.get());
   MPI_Finalize();
 }
