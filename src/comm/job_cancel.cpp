@@ -68,7 +68,7 @@ void job_cancel::start() {
   if (c_.size() > 1) post_notice();
 }
 
-void job_cancel::post_notice() {
+operation* job_cancel::notice_recv() {
   operation* op = make_op(kind::recv, comm_);
   op->rbuf = &notice_buf_;
   op->rcount = 1;
@@ -76,6 +76,11 @@ void job_cancel::post_notice() {
   op->peer = MPI_ANY_SOURCE;
   op->tag = notice_tag;
   op->bytes = sizeof(int);
+  return op;
+}
+
+void job_cancel::post_notice() {
+  operation* op = notice_recv();
   op->passive = true;
   {
     std::lock_guard lk(mu_);
@@ -207,16 +212,7 @@ void job_cancel::settle(bool shutdown) {
   // The notices on their way: one from each broadcaster to each other rank.
   const int expected = v[0] - (sent_.load() ? 1 : 0);
   retire_notice();
-  for (int k = notices_.load(); k < expected; ++k) {
-    operation* op = make_op(kind::recv, comm_);
-    op->rbuf = &notice_buf_;
-    op->rcount = 1;
-    op->rtype = MPI_INT;
-    op->peer = MPI_ANY_SOURCE;
-    op->tag = notice_tag;
-    op->bytes = sizeof(int);
-    run(c_, op);
-  }
+  for (int k = notices_.load(); k < expected; ++k) run(c_, notice_recv());
   // 2. Drain the sends that the cancelled receives left unmatched.
   for (int round = 0;; ++round) {
     drain_once();

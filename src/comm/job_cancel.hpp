@@ -74,6 +74,7 @@ class job_cancel {
  private:
   void start();
   void post_notice();
+  operation* notice_recv();  // a receive of one notice, from any rank, into notice_buf_
   void notice_arrived(operation* op);
   void settle(bool shutdown);
   void retire_notice();
