@@ -23,31 +23,21 @@ long parse_int(const std::string& opt, const std::string& text, long lo, long hi
 }
 
 std::vector<variant> parse_variants(const std::string& text) {
-  std::vector<variant> out;
   if (text == "all") {
+    std::vector<variant> out;
     for (const auto& vn : variant_names)
       if (built(vn.v)) out.push_back(vn.v);
     return out;
   }
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    bool found = false;
-    for (const auto& vn : variant_names)
-      if (item == vn.name) {
+  return hytask_apps::parse_variant_list<usage_error>(
+      text, variant_names, "hytask, scalapack, starpu, all", [](const variant_name& vn) {
         if (!built(vn.v))
-          throw usage_error("the variant '" + item + "' was not built here (" +
+          throw usage_error("the variant '" + std::string(vn.name) + "' was not built here (" +
                             (vn.v == variant::starpu
                                  ? std::string("StarPU-MPI 1.3 is missing, or this build's MPI is not Open MPI, which Debian's StarPU-MPI uses: apt-get install libstarpu-dev")
                                  : std::string("ScaLAPACK for this MPI is missing: apt-get install libscalapack-openmpi-dev or libscalapack-mpich-dev")) +
                             ", then rebuild)");
-        out.push_back(vn.v);
-        found = true;
-      }
-    if (!found) throw usage_error("unknown variant '" + item + "'; known: hytask, scalapack, starpu, all");
-  }
-  if (out.empty()) throw usage_error("--variant: empty list; known: hytask, scalapack, starpu, all");
-  return out;
+      });
 }
 
 }  // namespace

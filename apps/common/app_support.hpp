@@ -1,5 +1,6 @@
-// What the reference applications share: command-line integers, the default number of
-// workers per rank, ending the job on an error, and a counter-based random number generator.
+// What the reference applications share: command-line integers and variant lists, the
+// default number of workers per rank, ending the job on an error, and a counter-based random
+// number generator.
 #pragma once
 
 #include <mpi.h>
@@ -9,7 +10,9 @@
 #include <charconv>
 #include <cstdio>
 #include <cstdint>
+#include <sstream>
 #include <string>
+#include <vector>
 
 namespace hytask_apps {
 
@@ -35,6 +38,29 @@ long parse_int(const std::string& opt, const std::string& text, long lo, long hi
   if (ec != std::errc() || p != end || v < lo || v > hi)
     throw Error(opt + ": '" + text + "' is not an integer in " + std::to_string(lo) + ".." + std::to_string(hi));
   return v;
+}
+
+// --variant's comma-separated list: the entries of `table` (each with .name and .v) named in
+// `text`, in its order. `use(entry)` is called for each before it is taken, to reject one
+// this build cannot run (by throwing). An unknown name or an empty list: an Error listing
+// `known`, the accepted names.
+template <class Error, class Entry, std::size_t N, class Use>
+auto parse_variant_list(const std::string& text, const Entry (&table)[N], const char* known, Use use) {
+  std::vector<decltype(table[0].v)> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    bool found = false;
+    for (const Entry& e : table)
+      if (item == e.name) {
+        use(e);
+        out.push_back(e.v);
+        found = true;
+      }
+    if (!found) throw Error("unknown variant '" + item + "'; known: " + known);
+  }
+  if (out.empty()) throw Error(std::string("--variant: empty list; known: ") + known);
+  return out;
 }
 
 // An error main did not handle: "<app>: <what>" on stderr, then the job ends with `status`

@@ -40,20 +40,9 @@ double parse_double(const std::string& opt, const std::string& text, double lo, 
 
 std::vector<variant> parse_variants(const std::string& text) {
   if (text == "all") return {variant::simple, variant::lookahead, variant::tasks};
-  std::vector<variant> out;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    bool found = false;
-    for (const auto& vn : variant_names)
-      if (item == vn.name) {
-        out.push_back(vn.v);
-        found = true;
-      }
-    if (!found) throw usage_error("unknown variant '" + item + "'; known: simple, lookahead, tasks, all");
-  }
-  if (out.empty()) throw usage_error("--variant: empty list; known: simple, lookahead, tasks, all");
-  return out;
+  return hytask_apps::parse_variant_list<usage_error>(text, variant_names,
+                                                     "simple, lookahead, tasks, all",
+                                                     [](const variant_name&) {});
 }
 
 }  // namespace
