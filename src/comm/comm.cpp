@@ -383,8 +383,13 @@ void comm_system::thread_main(bool is_mpi_thread) {
   std::int64_t serving_since = -1;  // serving idle workers: since the last completion
   for (;;) {
     const std::uint32_t seen = word_->load(std::memory_order_acquire);
-    if (is_mpi_thread) run_commands();
+    // The request is taken before the commands are run: a poster queues its command, then
+    // asks, and wakes this thread only if no request was pending. Taken after them, a
+    // request left by an earlier nudge could swallow the wake-up of a command queued between
+    // the two, and this thread would sleep with it queued (a hang seen in CI, one run in a
+    // few hundred under load).
     const bool asked = poll_requested_.exchange(false, std::memory_order_acq_rel);
+    if (is_mpi_thread) run_commands();
     if (is_mpi_thread && serves_idle_workers()) {
       // A worker idles while operations are pending: it cannot poll (access.cpp) and
       // sleeps, so this thread polls for it as an idle worker would in multiple mode: back
