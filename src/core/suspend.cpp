@@ -203,7 +203,16 @@ void scheduler::yield() {
         &arg);
     return;
   }
-  if (!work_visible(w)) return;
+  if (!work_visible(w)) {
+    // Nothing else is ready, so the yielding task is all this worker has: it may be waiting
+    // for something that only communication releases (a flag set by a task that waits for a
+    // message). Poll as an idle worker would, or have the thread that may poll asked, and
+    // switch only if that released work; never polling here left such a loop spinning
+    // forever where no other thread polls (masteronly mode).
+    if (hooks_.poll == nullptr || hooks_.poll(hooks_.ctx, w->index, true) != poll_result::progressed ||
+        !work_visible(w))
+      return;
+  }
   suspend(
       [](task* t, void*) {
         // No wake-up: this worker stays busy and runs the task again itself when nothing

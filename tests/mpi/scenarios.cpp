@@ -455,6 +455,30 @@ void collectives() {
 }
 
 // Blocking calls from main behave like MPI's (and run tasks while they wait).
+// A task that yields in a loop until another task's receive completes: with nothing else
+// ready, its worker is as good as idle, and the receive must progress (on one worker no
+// other thread polls it under the workers policy). Fails after 20 s instead of hanging.
+void yield_until_received() {
+  if (g_size < 2 || g_rank > 1) return;
+  const int peer = 1 - g_rank;
+  std::atomic<bool> received{false};
+  int got = -1;
+  hytask::spawn({.name = "receiver"}, [&] {
+    mpi::recv(std::span(&got, 1), peer, 45);
+    received.store(true);
+  });
+  hytask::spawn({.name = "spinner"}, [&] {
+    int v = 100 + g_rank;
+    mpi::send(std::span(&v, 1), peer, 45);
+    const auto end = std::chrono::steady_clock::now() + 20s;
+    while (!received.load() && std::chrono::steady_clock::now() < end) hytask::this_task::yield();
+    check(received.load(), "a task yielded for 20 s while a receive stayed incomplete: a yield "
+                           "with nothing else ready did not let MPI progress");
+  });
+  hytask::wait_all();
+  check(got == 100 + peer, "received " + std::to_string(got));
+}
+
 void from_main() {
   if (g_size < 2 || g_rank > 1) return;
   std::atomic<int> side{0};
@@ -540,7 +564,7 @@ int main(int argc, char** argv) {
       {"errors_at_completion", errors_at_completion},
       {"collectives", collectives},     {"from_main", from_main},
       {"many_messages", many_messages}, {"overlap_program", overlap_program},
-      {"adopt", adopt},
+      {"adopt", adopt},                 {"yield_until_received", yield_until_received},
   };
   if (argc == 2 && std::string(argv[1]) == "--list") {  // for tests/mpi/CMakeLists.txt
     for (const auto& [name, f] : all) std::printf("%s\n", name.c_str());

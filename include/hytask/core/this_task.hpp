@@ -10,6 +10,8 @@ namespace this_task {
 
 // Lets other ready tasks run. A task is suspended and resumed after the ready work its
 // worker can find; from main (outside any task) one ready task is run, if there is one.
+// When nothing else is ready, a task's yield polls pending communication as an idle worker
+// would, so a loop that yields until another task's message arrives ends on one worker too.
 void yield();
 
 // Inside a long computation: lets pending communication progress (polls MPI when operations
