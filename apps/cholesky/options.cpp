@@ -1,5 +1,4 @@
 // cholesky's command line.
-#include <sstream>
 
 #include "app_support.hpp"
 #include "cholesky.hpp"

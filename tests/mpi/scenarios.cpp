@@ -454,7 +454,6 @@ void collectives() {
   check(ok, "ibcast + iallreduce with after()");
 }
 
-// Blocking calls from main behave like MPI's (and run tasks while they wait).
 // A task that yields in a loop until another task's receive completes: with nothing else
 // ready, its worker is as good as idle, and the receive must progress (on one worker no
 // other thread polls it under the workers policy). Fails after 20 s instead of hanging.
@@ -479,6 +478,7 @@ void yield_until_received() {
   check(got == 100 + peer, "received " + std::to_string(got));
 }
 
+// Blocking calls from main behave like MPI's (and run tasks while they wait).
 void from_main() {
   if (g_size < 2 || g_rank > 1) return;
   std::atomic<int> side{0};
