@@ -28,6 +28,17 @@ namespace hytask::core {
 using detail::group_state;
 using detail::task;
 
+bool is_task_cancelled(const std::exception_ptr& e) noexcept {
+  if (!e) return false;
+  try {
+    std::rethrow_exception(e);
+  } catch (const hytask::task_cancelled&) {
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
 namespace {
 
 std::atomic<cancel_hook_fn> g_hook{nullptr};
@@ -53,17 +64,6 @@ void unref(group_state* g) noexcept {
   if (g->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete g;
 }
 
-// Whether e is a task_cancelled exception (a cancelled task's MPI call threw it).
-bool is_task_cancelled(const std::exception_ptr& e) noexcept {
-  if (!e) return false;
-  try {
-    std::rethrow_exception(e);
-  } catch (const hytask::task_cancelled&) {
-    return true;
-  } catch (...) {
-    return false;
-  }
-}
 
 // The group whose cancellation reaches t, or null.
 group_state* cancelling_group(const task* t) noexcept {

@@ -31,6 +31,9 @@ const std::exception_ptr& cancel_marker() noexcept;
 // cancel_active(): it walks t's ancestors.
 bool task_cancelled(const detail::task* t) noexcept;
 
+// Whether e is a hytask::task_cancelled (an MPI call interrupted by a cancellation).
+bool is_task_cancelled(const std::exception_ptr& e) noexcept;
+
 // At spawn, for a task with task_options::group (before it is submitted).
 void join_group(detail::task* t, detail::group_state* g) noexcept;
 

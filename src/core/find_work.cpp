@@ -158,6 +158,21 @@ task* scheduler::find_work(worker* w) {
   return t;
 }
 
+bool scheduler::has_work_before(worker* w, unsigned depth) {
+  // find_work's order, up to w's own FIFOs: the slots, the mailbox, a positive key anywhere,
+  // resumed tasks, a deeper level.
+  if (w->first != nullptr || w->next != nullptr || w->mailbox_local != nullptr ||
+      w->handoff.load(std::memory_order_relaxed) != nullptr ||
+      w->mailbox.load(std::memory_order_relaxed) != nullptr)
+    return true;
+  if (w->prio.top_key() > 0 || injected_.top_key() > 0 ||
+      positive_ready_.load(std::memory_order_relaxed) > 0)
+    return true;
+  if (w->resumed.maybe_nonempty() || w->levels.deepest() > static_cast<int>(depth)) return true;
+  // Main helping while it waits (help_until): what it waits for has happened.
+  return w->help_pred != nullptr && w->help_pred(w->help_arg, false);
+}
+
 bool scheduler::work_visible(worker* w) {
   if (w->handoff.load(std::memory_order_relaxed) || w->first || w->mailbox_local ||
       w->mailbox.load(std::memory_order_relaxed) || w->next ||

@@ -10,12 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "core/cancel.hpp"
 #include "core/dependency.hpp"
 #include "core/scheduler.hpp"
 #include "core/scheduler_internal.hpp"
 #include "core/watch.hpp"
 #include "hytask/core/spawn.hpp"
 #include "hytask/errors.hpp"
+#include "trace/trace.hpp"
 
 namespace hytask::detail {
 
@@ -44,6 +46,11 @@ struct graph_data {
   std::vector<std::uint32_t> succ_begin;  // nodes.size() + 1 entries
   std::vector<std::uint32_t> succ;
   std::vector<std::uint32_t> roots;
+  // Nodes with neither predecessors nor successors, nor a name or a priority: their bodies
+  // run in line in range tasks (see isolated_range). A node whose body suspended, or ran
+  // other tasks while it waited, is marked escaped and gets a task of its own from then on.
+  std::vector<std::uint32_t> isolated;
+  std::unique_ptr<std::atomic<std::uint8_t>[]> escaped;  // per node
   std::atomic<int> runs{0};  // runs under way
   // The pending counts of the last run, kept for the next (a run that starts while another
   // is under way allocates its own).
@@ -149,7 +156,8 @@ void create_roots(core::scheduler* s, core::worker* w, graph_run* r, std::uint32
     task* t = s->allocate_counted(w);
     t->parent = r->caller;
     t->spawn_seq = 0;  // not one of the graph's tasks
-    t->flags |= flag_untracked;
+    // Never skipped by a cancellation: the tasks it creates are, each counted out as it is.
+    t->flags |= flag_untracked | flag_uncancellable;
     // One level above the graph's tasks: a thief takes the shallowest level first (so it
     // takes a range, and creates its tasks where it runs them), the owner the deepest.
     t->depth = static_cast<std::uint8_t>(r->depth - 1);
@@ -162,6 +170,119 @@ void create_roots(core::scheduler* s, core::worker* w, graph_run* r, std::uint32
   std::uint32_t n = 0;
   for (std::uint32_t k = lo; k < hi; ++k) batch[n++] = node_task(s, w, r, roots[k]);
   s->push_ready_many(w, batch, n);
+}
+
+// Isolated nodes [lo, hi) of a run (positions in graph_data::isolated), run in line.
+struct isolated_range {
+  graph_run* r;
+  std::uint32_t lo, hi;
+  void operator()() const;
+};
+
+// A task for isolated nodes [lo, hi): another child of the caller, one level above the
+// graph's tasks (a thief takes it first, as a range of roots).
+void push_isolated(core::scheduler* s, core::worker* w, graph_run* r, std::uint32_t lo,
+                   std::uint32_t hi) {
+  r->caller->alive.fetch_add(1, std::memory_order_seq_cst);
+  task* t = s->allocate_counted(w);
+  t->parent = r->caller;
+  t->spawn_seq = 0;  // not one of the graph's tasks
+  // Never skipped by a cancellation, which must count its nodes out: it skips them itself.
+  t->flags |= flag_untracked | flag_uncancellable;
+  t->depth = static_cast<std::uint8_t>(r->depth - 1);
+  emplace_callable(t, isolated_range{r, lo, hi});
+  s->push_ready(w, t);
+}
+
+// What a range has not run yet, for the scheduler to give away if a body suspends.
+struct range_rest {
+  graph_run* r;
+  std::uint32_t lo, hi;
+};
+
+void give_rest_away(void* arg) {
+  auto* rest = static_cast<range_rest*>(arg);
+  if (rest->lo < rest->hi)
+    push_isolated(core::scheduler::instance(), core::current_worker(), rest->r, rest->lo, rest->hi);
+  rest->hi = rest->lo;
+}
+
+// Runs the bodies one after the other in this task, as a loop over independent iterations
+// would: no record, no queue and no completion per node, which is most of what a task
+// costs when its body is short (Task Bench's trivial graph: 60-80 ns a task over MPI's loop).
+// What a task per node gave stays:
+//   - parallelism: lazy splitting — whenever this worker's FIFOs hold nothing a thief could
+//     take, the upper half of what is left goes to a task of its own; so ranges are split
+//     only as often as workers look for work, down to single nodes;
+//   - the scheduler's order: when find_work would take something first (a resumed task, a
+//     released successor, a priority, main's wait ended), the rest goes back to the queues;
+//   - a node's failure, cancellation, children and this_task::id are its own: a throw fails
+//     this task (counted once per node), a cancellation skips the rest, children are waited
+//     for before the next body, and the id is cleared between bodies;
+//   - a body that suspends or yields (an MPI wait, wait_all on children still running)
+//     first gives the rest of the range to a task of its own (the rest may hold the node
+//     that wakes it), and is marked escaped: it runs as a task of its own in later runs.
+// With tracing on, every node is a task, so that each one appears in the trace.
+void isolated_range::operator()() const {
+  core::scheduler* s = core::scheduler::instance();
+  core::worker* w = core::current_worker();
+  task* self = w->current_task;
+  const graph_data* g = r->g;
+  const unsigned depth = self->depth;
+  const bool tracing = trace::enabled();
+  range_rest rest{r, lo, hi};
+  std::int32_t ran = 0;  // nodes this task ran or skipped: the caller's count of them
+  bool failed = false;
+  while (rest.lo < rest.hi) {
+    if (rest.hi - rest.lo >= 2 && core::scheduler::nothing_to_steal(w)) {
+      const std::uint32_t mid = rest.lo + (rest.hi - rest.lo) / 2;
+      push_isolated(s, w, r, mid, rest.hi);
+      rest.hi = mid;
+    } else if (s->has_work_before(w, depth)) {
+      give_rest_away(&rest);
+      break;
+    }
+    const std::uint32_t i = g->isolated[rest.lo++];
+    if (tracing || g->escaped[i].load(std::memory_order_relaxed) != 0) {
+      s->push_ready(w, node_task(s, w, r, i));
+      continue;
+    }
+    // The nodes are the caller's children: cancelled when it is.
+    if (s->cancel_active() != 0 && core::task_cancelled(r->caller)) {
+      ran += static_cast<std::int32_t>(rest.hi - rest.lo + 1);  // skipped, as their tasks would be
+      break;
+    }
+    s->start_inline(w);
+    const std::uint64_t tasks_before = w->tasks_run.load(std::memory_order_relaxed);
+    const std::uint64_t spawned_before = self->children_spawned;
+    // Should the body (or the wait for its children) suspend or yield, the rest goes to a
+    // task of its own first: it may hold the node that would wake this one.
+    s->set_escape(w, &give_rest_away, &rest);
+    try {
+      g->nodes[i].body.call(g->nodes[i].body.obj);
+    } catch (...) {
+      std::exception_ptr e = std::current_exception();
+      // A blocking call interrupted by a cancellation is no failure, as for a task.
+      if (!(s->cancel_active() != 0 && core::is_task_cancelled(e) &&
+            core::task_cancelled(r->caller))) {
+        core::sched::record_error(self, std::move(e));
+        if (failed) self->children_threw.fetch_add(1, std::memory_order_relaxed);
+        failed = true;
+      }
+    }
+    // Its children are part of it: done before the next node starts (their failures stay
+    // in this task's record, as a task's children's would).
+    if (self->children_spawned != spawned_before) s->wait_children(core::current_worker(), false);
+    core::worker* now = core::current_worker();
+    s->set_escape(now, nullptr, nullptr);
+    if (now != w || now->tasks_run.load(std::memory_order_relaxed) != tasks_before)
+      g->escaped[i].store(1, std::memory_order_relaxed);
+    w = now;
+    self->id = 0;  // the next body's this_task::id is its own
+    ++ran;
+  }
+  if (ran != 0) r->caller->alive.fetch_sub(ran, std::memory_order_acq_rel);  // this task holds one
+  if (failed) self->flags |= flag_error;  // counted as one failure, the others in children_threw
 }
 
 // A task of the graph completed (after its children): its successors in the graph that
@@ -199,8 +320,16 @@ void seal(graph_data& g) {
   g.succ.resize(g.found.size());
   std::vector<std::uint32_t> fill(g.succ_begin.begin(), g.succ_begin.end() - 1);
   for (const auto& [p, s] : g.found) g.succ[fill[p]++] = s;
-  for (std::uint32_t i = 0; i < n; ++i)
-    if (g.npred[i] == 0) g.roots.push_back(i);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if (g.npred[i] != 0) continue;
+    const bool alone = g.succ_begin[i] == g.succ_begin[i + 1] && g.nodes[i].priority == 0 &&
+                       g.nodes[i].name == nullptr;
+    (alone ? g.isolated : g.roots).push_back(i);
+  }
+  if (!g.isolated.empty()) {
+    g.escaped.reset(new std::atomic<std::uint8_t>[n]);
+    for (std::uint32_t i = 0; i < n; ++i) g.escaped[i].store(0, std::memory_order_relaxed);
+  }
   // run() checks them against the caller's earlier tasks.
   if (g.domain != nullptr) g.regions = g.domain->regions();
   if (g.domain != nullptr) g.drop_recording();
@@ -365,6 +494,8 @@ void graph::run() {
   if (caller != s->root() && !(caller->flags & flag_parent)) caller->flags |= flag_parent;
   // Published now: tasks of the graph may complete before the wait below publishes it.
   core::scheduler::publish_children(caller);
+  if (!g.isolated.empty())
+    push_isolated(s, w, &r, 0, static_cast<std::uint32_t>(g.isolated.size()));
   create_roots(s, w, &r, 0, static_cast<std::uint32_t>(g.roots.size()));
   // wait_all, without the hooks a layer may put around main's (the global layer's makes it
   // collective): a graph's run involves this process only.

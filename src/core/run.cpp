@@ -262,6 +262,11 @@ void scheduler::flush_counts(worker* w) {
   if (w->inflight_delta != 0) publish_inflight(w);
 }
 
+void scheduler::start_inline(worker* w) {
+  w->tasks_run.store(w->tasks_run.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  if (hooks_.every != 0) busy_poll(w);
+}
+
 void scheduler::begin_run(worker* w, task* t) {
   HYTASK_ASSERT(w->current_task == nullptr, "a worker runs one task at a time");
   if (w->done_parent != nullptr && w->done_parent != t->parent) {

@@ -52,6 +52,10 @@ struct alignas(4096) worker {
 
   fiber home;                  // the thread's native context
   task* current_task = nullptr;
+  // Set by current_task while it runs a body in line (scheduler::set_escape): called once
+  // before current_task suspends or yields.
+  void (*escape_fn)(void*) = nullptr;
+  void* escape_arg = nullptr;
   std::uint64_t slice_start = 0;  // trace: when the current slice began
 
   // Caches.
@@ -152,7 +156,9 @@ class scheduler {
   void drop_ref(task* t);
 
   // --- waiting ---
-  void wait_children(worker* w);            // wait_all
+  // wait_all; without `rethrow`, the children's failures stay recorded in the current task
+  // (they fail it, and reach its parent, when it completes).
+  void wait_children(worker* w, bool rethrow = true);
   void suspend(arm_fn arm, void* arg);      // current task, or main's root
   // Makes a suspended task ready again, from any thread, behind the ready tasks of its key;
   // `comm` puts it in the communication class (resumed by a completed communication).
@@ -164,6 +170,23 @@ class scheduler {
   void throttle(worker* w);
   void help_until(worker* w, help_pred_fn pred, void* arg);  // main's home context only
   void post_to_mailbox(unsigned worker_index, task* t);
+
+  // --- bodies run in line (a recorded graph's independent tasks, graph.cpp) ---
+  // A body is about to run in line in w's current task: it counts as a task start (for the
+  // watchdog, and for the poll every HYTASK_PROGRESS_EVERY tasks).
+  void start_inline(worker* w);
+  // Whether w should leave a task that runs bodies in line, at `depth`, for other work:
+  // find_work would take something before an unstarted ordinary task of that depth from
+  // w's FIFOs, or main has finished what it waits for.
+  bool has_work_before(worker* w, unsigned depth);
+  // While w's current task runs a body in line: fn(arg) is called once, before that task
+  // suspends or yields, to give away what it has not run yet (null: nothing to give).
+  static void set_escape(worker* w, void (*fn)(void*), void* arg) noexcept {
+    w->escape_fn = fn;
+    w->escape_arg = arg;
+  }
+  // Whether w's FIFOs hold nothing another worker could steal (lazy splitting).
+  static bool nothing_to_steal(const worker* w) noexcept { return !w->levels.has_ready(); }
 
   // --- priorities ---
   // The order among ready tasks: the key, then FIFO. key = 2 * priority + communication
@@ -270,6 +293,7 @@ class scheduler {
   void run(worker* w, task* t);
   void begin_run(worker* w, task* t);  // bookkeeping before a task's body starts or resumes
   void busy_poll(worker* w);             // a busy worker's scheduling point: poll if it is time
+  void escape_inline(worker* w);  // the current task suspends or yields: call its escape_fn
   void unget(worker* w, task* t);      // return a task find_work handed out, to run it next
   void body_done(worker* w, task* t);
   void complete(worker* w, task* t);

@@ -63,6 +63,13 @@ void scheduler::help_until(worker* w, help_pred_fn pred, void* arg) {
   w->idle_now.store(false, std::memory_order_relaxed);  // back in the program's own code
 }
 
+void scheduler::escape_inline(worker* w) {
+  if (w->escape_fn == nullptr) return;
+  void (*fn)(void*) = w->escape_fn;
+  w->escape_fn = nullptr;
+  fn(w->escape_arg);
+}
+
 void scheduler::suspend(arm_fn arm, void* arg) {
   worker* w = current_worker();
   task* t = w->current_task;
@@ -78,6 +85,7 @@ void scheduler::suspend(arm_fn arm, void* arg) {
         this);
     return;
   }
+  escape_inline(w);
   if (trace::enabled()) {
     std::uint64_t now = trace::now();
     trace::slice(t->name, "task", w->slice_start, now, task_id(w, t), "suspend");
@@ -131,7 +139,7 @@ void scheduler::resume_next(worker* w, task* t) {
   w->next = t;
 }
 
-void scheduler::wait_children(worker* w) {
+void scheduler::wait_children(worker* w, bool rethrow) {
   task* me = w->current_task;
   const bool is_main = me == nullptr;
   if (is_main) me = &root_;
@@ -167,7 +175,8 @@ void scheduler::wait_children(worker* w) {
   if (me->domain) me->domain->clear();
   release_scope_ext(me);  // the children are done: nothing refers to their scope's state
   if (me->versions != nullptr) wait_versions(me);  // main's always has
-  if (me->has_error.load(std::memory_order_acquire)) rethrow_children_failures(me, "wait_all");
+  if (rethrow && me->has_error.load(std::memory_order_acquire))
+    rethrow_children_failures(me, "wait_all");
 }
 
 void sched::rethrow_children_failures(task* t, const char* where) {
@@ -203,6 +212,7 @@ void scheduler::yield() {
         &arg);
     return;
   }
+  escape_inline(w);  // what the task had yet to run in line is work for the others
   if (!work_visible(w)) {
     // Nothing else is ready, so the yielding task is all this worker has: it may be waiting
     // for something that only communication releases (a flag set by a task that waits for a

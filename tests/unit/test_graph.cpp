@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <random>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -227,6 +228,105 @@ TEST_P(Graph, ThousandsOfIndependentTasksRunOnceEach) {
     g.run();
     for (int i = 0; i < n; ++i)
       ASSERT_EQ(ran[static_cast<std::size_t>(i)].load(), run) << "task " << i << ", run " << run;
+  }
+}
+
+// Independent tasks run in line, in ranges (graph.cpp); each must still be a task of its
+// own to the program: its id, its children, its failure, its cancellation.
+TEST_P(Graph, IndependentTasksKeepTheirOwnIdsChildrenAndFailures) {
+  hytask::runtime rt(cfg());
+  const int n = 2000;
+  std::vector<std::uint64_t> ids(n);
+  std::vector<std::atomic<int>> child_ran(n);
+  std::atomic<int> ran{0};
+  bool fail = true;
+  hytask::graph g;
+  for (int i = 0; i < n; ++i)
+    g.add([&, i] {
+      const auto k = static_cast<std::size_t>(i);
+      ids[k] = hytask::this_task::id();
+      if (i % 7 == 0) hytask::spawn([&child_ran, k] { child_ran[k].fetch_add(1); });
+      ran.fetch_add(1, std::memory_order_relaxed);
+      if (fail && (i == 5 || i == 1000 || i == 1999)) throw std::runtime_error("node " + std::to_string(i));
+    });
+  ::testing::internal::CaptureStderr();
+  try {
+    g.run();
+    ADD_FAILURE() << "run did not rethrow";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("node ", 0), 0u) << e.what();
+  }
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("3 tasks failed (3 threw"), std::string::npos) << err;
+  EXPECT_EQ(ran.load(), n) << "a failure stopped independent tasks";
+  std::set<std::uint64_t> distinct(ids.begin(), ids.end());
+  EXPECT_EQ(distinct.size(), static_cast<std::size_t>(n)) << "two tasks of one run shared an id";
+  fail = false;
+  EXPECT_NO_THROW(g.run());
+  EXPECT_EQ(ran.load(), 2 * n);
+  for (int i = 0; i < n; i += 7) EXPECT_EQ(child_ran[static_cast<std::size_t>(i)].load(), 2) << i;
+}
+
+// Independent tasks (run in line) and roots with successors (created by range tasks); a
+// graph run in a cancelled group ends, having skipped what had not started.
+TEST_P(Graph, CancellingSkipsTheTasksNotStarted) {
+  for (const bool chains : {false, true}) {
+    SCOPED_TRACE(chains ? "roots with successors" : "independent tasks");
+    hytask::runtime rt(cfg());
+    const int n = 5000;
+    std::vector<int> cell(n);
+    std::atomic<int> ran{0};
+    hytask::task_group group;
+    hytask::graph g;
+    for (int i = 0; i < n; ++i) {
+      auto body = [&, i] {
+        ran.fetch_add(1, std::memory_order_relaxed);
+        if (i == 10) group.cancel();
+      };
+      if (chains) g.add(body, hytask::out(cell[static_cast<std::size_t>(i)]));
+      else g.add(body);
+    }
+    if (chains)  // each root has a successor
+      for (int i = 0; i < n; ++i) g.add([] {}, hytask::in(cell[static_cast<std::size_t>(i)]));
+    g.seal();
+    hytask_test::hang_guard guard(60s, "a graph run in a cancelled group");
+    hytask::spawn({.group = &group}, [&] { g.run(); });
+    EXPECT_NO_THROW(hytask::wait_all()) << "cancelling is not failing";
+    EXPECT_GE(ran.load(), 1);
+    EXPECT_LT(ran.load(), n) << "every task ran after its group was cancelled";
+  }
+}
+
+// A task that waits for another independent one (here by yielding until a flag is set;
+// an MPI receive from a send on the same rank is the same) must not hold that one up: a
+// range gives away what it has not run when one of its bodies suspends or yields.
+TEST_P(Graph, AnIndependentTaskMayWaitForAnotherOne) {
+  hytask::runtime rt(cfg());
+  const int n = 64;
+  std::vector<std::atomic<bool>> flag(n);
+  std::atomic<int> timed_out{0};
+  hytask::graph g;
+  for (int i = 0; i < n; ++i)
+    g.add([&, i] {
+      const auto k = static_cast<std::size_t>(i);
+      if (i % 2 == 1) {  // sets what the node before it waits for
+        flag[k - 1].store(true, std::memory_order_release);
+        return;
+      }
+      const auto deadline = std::chrono::steady_clock::now() + 10s;
+      while (!flag[k].load(std::memory_order_acquire)) {
+        if (std::chrono::steady_clock::now() > deadline) {
+          timed_out.fetch_add(1);
+          return;
+        }
+        hytask::this_task::yield();
+      }
+    });
+  hytask_test::hang_guard guard(60s, "a graph whose tasks wait for each other");
+  for (int run = 0; run < 3; ++run) {
+    for (auto& f : flag) f.store(false);
+    g.run();
+    ASSERT_EQ(timed_out.load(), 0) << "run " << run << ": a waiting task held up the one it waited for";
   }
 }
 

@@ -7,9 +7,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <fstream>
+#include <mutex>
 #include <string>
+#include <thread>
 
 namespace hytask_test {
 
@@ -76,5 +79,37 @@ inline bool sanitized() {
   return false;
 #endif
 }
+
+// Turns a hang into a failure: unless the scope is left within `limit`, prints what did not
+// finish and ends the process with status 1 (a hang would only time out under ctest).
+class hang_guard {
+ public:
+  hang_guard(std::chrono::seconds limit, std::string what)
+      : what_(std::move(what)), thread_([this, limit] {
+          std::unique_lock<std::mutex> lock(mutex_);
+          if (cv_.wait_for(lock, limit, [this] { return done_; })) return;
+          std::fprintf(stderr, "FAILED: %s did not finish within %lld s (a hang)\n", what_.c_str(),
+                       static_cast<long long>(limit.count()));
+          std::fflush(stderr);
+          std::_Exit(1);
+        }) {}
+  ~hang_guard() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;
+    }
+    cv_.notify_one();
+    thread_.join();
+  }
+  hang_guard(const hang_guard&) = delete;
+  hang_guard& operator=(const hang_guard&) = delete;
+
+ private:
+  std::string what_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
 
 }  // namespace hytask_test

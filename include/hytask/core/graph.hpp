@@ -16,9 +16,12 @@
 // by wait_all — but a run declares nothing: a task is created only when its predecessors in
 // the graph have completed, on the worker that completed the last of them, and runs there
 // next; tasks without predecessors in the graph are created in ranges by the workers that
-// run them. So the cost of tracking dependencies is paid once per graph, not once per run,
-// and a graph with millions of tasks holds records only for the tasks that are ready or
-// running.
+// run them, and independent ones (neither predecessors nor successors in the graph, nor a
+// name or a priority) are not created at all: their bodies are called one after the other
+// by range tasks, as a loop's iterations are, each still with its own this_task::id,
+// children, exception and cancellation. So the cost of tracking dependencies is paid once
+// per graph, not once per run, and a graph with millions of tasks holds records only for
+// the tasks that are ready or running.
 //
 // The bodies are called once per run, so they must be callable again: state that changes
 // between runs (a time step, a pointer to this run's buffers) is read by the body, not
