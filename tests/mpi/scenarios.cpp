@@ -478,6 +478,29 @@ void yield_until_received() {
   check(got == 100 + peer, "received " + std::to_string(got));
 }
 
+// A recorded graph whose independent tasks meet through MPI, seed 004's deadlock pattern:
+// on both ranks a receive (node 0) before the matching synchronous send (node 1), then
+// fillers. A run calls independent tasks' bodies in line, in ranges (graph.cpp); the
+// receive suspends, and the rest of its range, which holds the send, must go on elsewhere,
+// on one worker too — else both ranks wait for ever (the watchdog ends the job).
+void graph_independent_exchange() {
+  if (g_size < 2 || g_rank > 1) return;
+  const int peer = 1 - g_rank;
+  int got = -1, sent = 0;
+  std::atomic<int> fillers{0};
+  hytask::graph g;
+  g.add([&] { mpi::recv(std::span(&got, 1), peer, 46); });
+  g.add([&] { mpi::ssend(std::span(&sent, 1), peer, 46); });
+  for (int i = 0; i < 62; ++i) g.add([&fillers] { fillers++; });
+  for (int run = 0; run < 3; ++run) {  // later runs give the two their own tasks (escaped)
+    sent = 1000 * run + g_rank;
+    got = -1;
+    g.run();
+    check(got == 1000 * run + peer, "run " + std::to_string(run) + ": received " + std::to_string(got));
+  }
+  check(fillers.load() == 3 * 62, "fillers ran " + std::to_string(fillers.load()) + " times, not 186");
+}
+
 // Blocking calls from main behave like MPI's (and run tasks while they wait).
 void from_main() {
   if (g_size < 2 || g_rank > 1) return;
@@ -565,6 +588,7 @@ int main(int argc, char** argv) {
       {"collectives", collectives},     {"from_main", from_main},
       {"many_messages", many_messages}, {"overlap_program", overlap_program},
       {"adopt", adopt},                 {"yield_until_received", yield_until_received},
+      {"graph_independent_exchange", graph_independent_exchange},
   };
   if (argc == 2 && std::string(argv[1]) == "--list") {  // for tests/mpi/CMakeLists.txt
     for (const auto& [name, f] : all) std::printf("%s\n", name.c_str());
