@@ -137,6 +137,24 @@ constexpr std::uint32_t roots_per_chunk = 16;
 void create_roots(core::scheduler* s, core::worker* w, graph_run* r, std::uint32_t lo,
                   std::uint32_t hi);
 
+// Pushes a task that runs `range` (root_range or isolated_range): another child of the
+// caller, counted before it exists (the caller's body, or the range task that splits it
+// off, keeps the count above zero meanwhile). One level above the graph's tasks: a thief
+// takes the shallowest level first (so it takes a range, and runs or creates its nodes where
+// it runs), the owner the deepest. Never skipped by a cancellation: a skipped range would
+// never count its nodes out of the caller; the nodes are skipped one by one instead.
+template <class Range>
+void push_range(core::scheduler* s, core::worker* w, graph_run* r, Range range) {
+  r->caller->alive.fetch_add(1, std::memory_order_seq_cst);
+  task* t = s->allocate_counted(w);
+  t->parent = r->caller;
+  t->spawn_seq = 0;  // not one of the graph's tasks
+  t->flags |= flag_untracked | flag_uncancellable;
+  t->depth = static_cast<std::uint8_t>(r->depth - 1);
+  emplace_callable(t, range);
+  s->push_ready(w, t);
+}
+
 // Roots [lo, hi) of a run (positions in graph_data::roots), to create where this runs.
 struct root_range {
   graph_run* r;
@@ -150,19 +168,7 @@ void create_roots(core::scheduler* s, core::worker* w, graph_run* r, std::uint32
                   std::uint32_t hi) {
   while (hi - lo > roots_per_chunk) {
     const std::uint32_t mid = lo + (hi - lo) / 2;
-    // The upper half: another child of the caller, counted before it exists (the caller's
-    // body, or this range's task, keeps the count above zero meanwhile).
-    r->caller->alive.fetch_add(1, std::memory_order_seq_cst);
-    task* t = s->allocate_counted(w);
-    t->parent = r->caller;
-    t->spawn_seq = 0;  // not one of the graph's tasks
-    // Never skipped by a cancellation: the tasks it creates are, each counted out as it is.
-    t->flags |= flag_untracked | flag_uncancellable;
-    // One level above the graph's tasks: a thief takes the shallowest level first (so it
-    // takes a range, and creates its tasks where it runs them), the owner the deepest.
-    t->depth = static_cast<std::uint8_t>(r->depth - 1);
-    emplace_callable(t, root_range{r, mid, hi});
-    s->push_ready(w, t);
+    push_range(s, w, r, root_range{r, mid, hi});  // the upper half
     hi = mid;
   }
   const std::vector<std::uint32_t>& roots = r->g->roots;
@@ -179,19 +185,9 @@ struct isolated_range {
   void operator()() const;
 };
 
-// A task for isolated nodes [lo, hi): another child of the caller, one level above the
-// graph's tasks (a thief takes it first, as a range of roots).
 void push_isolated(core::scheduler* s, core::worker* w, graph_run* r, std::uint32_t lo,
                    std::uint32_t hi) {
-  r->caller->alive.fetch_add(1, std::memory_order_seq_cst);
-  task* t = s->allocate_counted(w);
-  t->parent = r->caller;
-  t->spawn_seq = 0;  // not one of the graph's tasks
-  // Never skipped by a cancellation, which must count its nodes out: it skips them itself.
-  t->flags |= flag_untracked | flag_uncancellable;
-  t->depth = static_cast<std::uint8_t>(r->depth - 1);
-  emplace_callable(t, isolated_range{r, lo, hi});
-  s->push_ready(w, t);
+  push_range(s, w, r, isolated_range{r, lo, hi});
 }
 
 // What a range has not run yet, for the scheduler to give away if a body suspends.
