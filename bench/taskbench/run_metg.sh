@@ -177,6 +177,7 @@ sweep=$(awk -v top="$top_us" -v ns="$ns_per_iteration" -v f="$factor" 'BEGIN {
 log "kernel: $ns_per_iteration ns per iteration; sweep: $sweep"
 
 c2c_before=$(c2c)
+c2c_during=""
 load_before=$(load)
 started=$(date +%s)
 {
@@ -193,6 +194,11 @@ for ((pass = 1; pass <= passes; ++pass)); do
     done
     # Interleave: the next pattern starts with the next system.
     rotation=("${rotation[@]:1}" "${rotation[0]}")
+    # The guest's phase can change in the middle of a sweep (the round trip between the two
+    # CPUs rises from ~60 ns to ~340 for minutes): sample it between patterns too.
+    rt=$(c2c)
+    c2c_during+=" $rt"
+    echo "# round trip after pass $pass, $p: $rt ns" >>"$raw"
   done
 done
 c2c_after=$(c2c)
@@ -270,12 +276,19 @@ table() {
     echo
   done
 }
+# The round trips taken between patterns: their range, and how many were slow (over 150 ns,
+# where a steady guest gives 50-70).
+during=$(echo "$c2c_during" | awk '{ n = 0; slow = 0; lo = ""; hi = ""
+  for (i = 1; i <= NF; ++i) { if ($i == "n/a") continue; v = $i + 0; n++; if (v > 150) slow++
+    if (lo == "" || v < lo) lo = v; if (hi == "" || v > hi) hi = v }
+  if (n == 0) print "not measured between patterns"
+  else printf "%.1f-%.1f ns after each pattern of each pass (%d of %d over 150 ns, the mark of a slow phase of the guest)", lo, hi, slow, n }')
 {
   echo "METG(50%) in µs (lower is better), width $width, $steps steps, $cores cores; × MPI in brackets."
   ((passes > 1)) && echo "Each point: the median of $passes passes over every pattern and system, run one after the other."
   echo "Peak: $peak GFLOP/s (the largest any system reached in this run). Round trip between"
-  echo "the two CPUs (bench_core_to_core): $c2c_before ns before, $c2c_after ns after; load average"
-  echo "before $load_before, after $load_after; kernel $ns_per_iteration ns per iteration."
+  echo "the two CPUs (bench_core_to_core): $c2c_before ns before, $c2c_after ns after, and $during;"
+  echo "load average before $load_before, after $load_after; kernel $ns_per_iteration ns per iteration."
   echo "During the sweep $interference."
   echo
   table M

@@ -23,6 +23,11 @@ runs=$(grep -c '^system=' "$out/raw.txt")
 awk '$1 == "trivial" && $10 != 2 { bad = 1 } END { exit bad }' "$out/analysis.txt" ||
   fail "an analysis line is not the median of 2 passes: $(cat "$out/analysis.txt")"
 grep -q 'Each point: the median of 2 passes' "$out/summary.md" || fail "the summary does not say so"
+# The round trip is sampled after each pattern of each pass, and the summary gives its range.
+(($(grep -c '^# round trip after pass ' "$out/raw.txt") == 2)) ||
+  fail "raw.txt has not one round trip per pass and pattern: $(grep '^# round trip' "$out/raw.txt")"
+grep -Eq 'and [0-9.]+-[0-9.]+ ns after each pattern of each pass \([0-9]+ of 2 over 150 ns' "$out/summary.md" ||
+  fail "the summary does not give the round trips between patterns: $(head -5 "$out/summary.md")"
 row=$(grep -m1 '^| trivial |' "$out/summary.md") || fail "no trivial row in the summary"
 [[ $row =~ ^\|\ trivial\ \|\ (\<\ )?[0-9.]+(\ \([0-9.]+×\))?\ \|\ (\<\ )?[0-9.]+\ \|$ ]] ||
   fail "the trivial row has no METG for both systems: $row"$'\n'"$(cat "$out/analysis.txt")"
