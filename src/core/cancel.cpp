@@ -64,7 +64,6 @@ void unref(group_state* g) noexcept {
   if (g->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete g;
 }
 
-
 // The group whose cancellation reaches t, or null.
 group_state* cancelling_group(const task* t) noexcept {
   const task* root = scheduler::instance()->root();

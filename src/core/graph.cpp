@@ -185,21 +185,12 @@ struct isolated_range {
   void operator()() const;
 };
 
-void push_isolated(core::scheduler* s, core::worker* w, graph_run* r, std::uint32_t lo,
-                   std::uint32_t hi) {
-  push_range(s, w, r, isolated_range{r, lo, hi});
-}
-
-// What a range has not run yet, for the scheduler to give away if a body suspends.
-struct range_rest {
-  graph_run* r;
-  std::uint32_t lo, hi;
-};
-
+// `rest` (what a range has not run yet) to a task of its own; the range is left empty.
+// Also the scheduler's escape hook, when a body suspends or yields.
 void give_rest_away(void* arg) {
-  auto* rest = static_cast<range_rest*>(arg);
+  auto* rest = static_cast<isolated_range*>(arg);
   if (rest->lo < rest->hi)
-    push_isolated(core::scheduler::instance(), core::current_worker(), rest->r, rest->lo, rest->hi);
+    push_range(core::scheduler::instance(), core::current_worker(), rest->r, *rest);
   rest->hi = rest->lo;
 }
 
@@ -226,13 +217,13 @@ void isolated_range::operator()() const {
   const graph_data* g = r->g;
   const unsigned depth = self->depth;
   const bool tracing = trace::enabled();
-  range_rest rest{r, lo, hi};
+  isolated_range rest = *this;
   std::int32_t ran = 0;  // nodes this task ran or skipped: the caller's count of them
   bool failed = false;
   while (rest.lo < rest.hi) {
     if (rest.hi - rest.lo >= 2 && core::scheduler::nothing_to_steal(w)) {
       const std::uint32_t mid = rest.lo + (rest.hi - rest.lo) / 2;
-      push_isolated(s, w, r, mid, rest.hi);
+      push_range(s, w, r, isolated_range{r, mid, rest.hi});
       rest.hi = mid;
     } else if (s->has_work_before(w, depth)) {
       give_rest_away(&rest);
@@ -248,7 +239,7 @@ void isolated_range::operator()() const {
       ran += static_cast<std::int32_t>(rest.hi - rest.lo + 1);  // skipped, as their tasks would be
       break;
     }
-    s->start_inline(w);
+    s->note_start(w);
     const std::uint64_t tasks_before = w->tasks_run.load(std::memory_order_relaxed);
     const std::uint64_t spawned_before = self->children_spawned;
     // Should the body (or the wait for its children) suspend or yield, the rest goes to a
@@ -491,7 +482,7 @@ void graph::run() {
   // Published now: tasks of the graph may complete before the wait below publishes it.
   core::scheduler::publish_children(caller);
   if (!g.isolated.empty())
-    push_isolated(s, w, &r, 0, static_cast<std::uint32_t>(g.isolated.size()));
+    push_range(s, w, &r, isolated_range{&r, 0, static_cast<std::uint32_t>(g.isolated.size())});
   create_roots(s, w, &r, 0, static_cast<std::uint32_t>(g.roots.size()));
   // wait_all, without the hooks a layer may put around main's (the global layer's makes it
   // collective): a graph's run involves this process only.

@@ -262,7 +262,7 @@ void scheduler::flush_counts(worker* w) {
   if (w->inflight_delta != 0) publish_inflight(w);
 }
 
-void scheduler::start_inline(worker* w) {
+void scheduler::note_start(worker* w) {
   w->tasks_run.store(w->tasks_run.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   if (hooks_.every != 0) busy_poll(w);
 }
@@ -274,9 +274,8 @@ void scheduler::begin_run(worker* w, task* t) {
     // A parent resumed by that flush must not wait, unstealable in the next slot, while t runs.
     spill_slot(w, w->next);
   }
-  w->tasks_run.store(w->tasks_run.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   if (w->idle_now.load(std::memory_order_relaxed)) w->idle_now.store(false, std::memory_order_relaxed);
-  if (hooks_.every != 0) busy_poll(w);
+  note_start(w);
   w->current_task = t;
   if (trace::enabled()) {
     w->slice_start = trace::now();

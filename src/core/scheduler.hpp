@@ -172,9 +172,9 @@ class scheduler {
   void post_to_mailbox(unsigned worker_index, task* t);
 
   // --- bodies run in line (a recorded graph's independent tasks, graph.cpp) ---
-  // A body is about to run in line in w's current task: it counts as a task start (for the
-  // watchdog, and for the poll every HYTASK_PROGRESS_EVERY tasks).
-  void start_inline(worker* w);
+  // A task starts or resumes on w, or a body is about to run in line in w's current task:
+  // counted for the watchdog, and for the poll every HYTASK_PROGRESS_EVERY task starts.
+  void note_start(worker* w);
   // Whether w should leave a task that runs bodies in line, at `depth`, for other work:
   // find_work would take something before an unstarted ordinary task of that depth from
   // w's FIFOs, or main has finished what it waits for.
