@@ -25,6 +25,11 @@ class polling_period {
   void reset() noexcept { now_ = min_; }
   std::int64_t min() const noexcept { return min_; }
   std::int64_t max() const noexcept { return max_; }
+  // A new maximum (at least the minimum); the current period is kept within it.
+  void set_max(std::int64_t max_ns) noexcept {
+    max_ = std::max(min_, max_ns);
+    now_ = std::min(now_, max_);
+  }
 
  private:
   std::int64_t min_, max_, now_;

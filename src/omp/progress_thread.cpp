@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "comm/period_ceiling.hpp"
 #include "core/clock.hpp"
 #include "core/futex.hpp"
 #include "core/thread_name.hpp"
@@ -66,10 +67,13 @@ void progress_thread::run() {
   const std::int64_t aside_max = 16 * period_.max();
   std::int64_t aside_sleep = period_.max();
   std::uint64_t polls_seen = engine_.polls();
+  mpi::detail::period_ceiling ceiling(period_.max());
   for (;;) {
     const std::uint32_t seen = word_.load(std::memory_order_acquire);
     if (stop_.load(std::memory_order_acquire)) break;
     if (engine_.pending() == 0) {
+      ceiling.ended(core::now_ns());
+      period_.set_max(ceiling.value());
       armed_.store(false, std::memory_order_relaxed);
       parked_.store(true, std::memory_order_seq_cst);
       if (engine_.pending() == 0 && !stop_.load(std::memory_order_acquire)) {
@@ -78,6 +82,7 @@ void progress_thread::run() {
         }
       }
       parked_.store(false, std::memory_order_relaxed);
+      ceiling.started(core::now_ns());
       period_.reset();  // a new exchange: its handshake wants an early poll
       aside_sleep = period_.max();
       polls_seen = engine_.polls();

@@ -3,6 +3,11 @@
 // policy (HYTASK_PROGRESS_MIN_US .. MAX_US, halved when a poll completes something, doubled
 // when it does not), and parks while nothing is pending.
 //
+// That longest period follows the exchanges (comm/period_ceiling.hpp): while they last
+// longer than eight of HYTASK_PROGRESS_MAX_US, it is an eighth of their typical length, up
+// to four times the setting, so that a long exchange does not cost the compute a wake every
+// 500 us.
+//
 // Beside OMPT callbacks it stands aside: at each look, if someone else polled since its last
 // one (OpenMP threads at scheduling points, main waiting in commtask::finalize), it does not
 // poll and sleeps twice as long, up to 16 times HYTASK_PROGRESS_MAX_US; when nobody did — every
