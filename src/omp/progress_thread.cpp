@@ -82,7 +82,9 @@ void progress_thread::run() {
         }
       }
       parked_.store(false, std::memory_order_relaxed);
-      ceiling.started(core::now_ns());
+      // Woken with nothing pending (completed meanwhile by another poller, a stop), no
+      // exchange is timed: the ceiling learns from the ones this thread waited through.
+      if (engine_.pending() != 0) ceiling.started(core::now_ns());
       period_.reset();  // a new exchange: its handshake wants an early poll
       aside_sleep = period_.max();
       polls_seen = engine_.polls();
