@@ -5,7 +5,7 @@
 // thread's wakes, each of which takes the core from the compute beside it, stay rare; short
 // enough that a rendezvous is answered and a socket buffer refilled in time on a fast link.
 // When an exchange lasts many ceilings the first half of that no longer holds: a 10 ms halo
-// exchange over the cluster in a box cost 20-24 wakes per iteration, against the 4-32
+// exchange over the cluster in a box cost 18-24 wakes per iteration, against the 4-32
 // MPI_Test calls at which the fork-join peer is fastest. So the ceiling follows the typical
 // exchange: an eighth of its length (a moving average over the last few, from the first
 // request of a burst to the moment none is pending), never below the configured ceiling and
