@@ -176,6 +176,17 @@ const std::vector<knob>& knobs() {
                 256 * kib * kib, 0, kib * kib * kib * kib, &config::rename_max_bytes,
                 &settings::rename_max_bytes),
 
+      enum_knob<hytask::graph_placement, 3>(
+          "HYTASK_GRAPH_PLACEMENT", "graph_placement", "'auto', 'steal' or 'owner'",
+          "where a recorded graph's tasks run: released to the worker that released them and "
+          "stolen by idle ones (steal), each on a worker fixed for the graph that hears of "
+          "its predecessors by message (owner), or whichever of the two this graph's runs "
+          "measure faster (auto)",
+          hytask::graph_placement::automatic, &config::graph_placement,
+          &settings::graph_placement, {"auto", "steal", "owner"},
+          {hytask::graph_placement::automatic, hytask::graph_placement::steal,
+           hytask::graph_placement::owner}),
+
       number_knob<unsigned>(
           "HYTASK_SPIN_US", "spin_us", "an integer from 0 to 1000000 (microseconds)",
           "how long an idle worker spins looking for work before it sleeps",

@@ -28,6 +28,7 @@ enum class mpi_mode { multiple, funneled, masteronly };
 enum class progress_policy { workers, thread, node, none };
 enum class ompt_use { automatic, on, off };
 enum class order_check { warn, error, off };
+enum class graph_placement { automatic, steal, owner };
 
 struct config {
   std::optional<unsigned> threads{};          // HYTASK_THREADS: workers, main included
@@ -55,6 +56,7 @@ struct config {
   std::optional<hytask::order_check> order_check{};  // HYTASK_ORDER_CHECK: warn | error | off
   std::optional<unsigned> phase_window{};       // HYTASK_PHASE_WINDOW: active global phases
   std::optional<std::size_t> rename_max_bytes{};  // HYTASK_RENAME_MAX_BYTES: memory of versions
+  std::optional<hytask::graph_placement> graph_placement{};  // HYTASK_GRAPH_PLACEMENT: auto | steal | owner
 };
 
 // Every knob resolved: explicit config field, else HYTASK_* variable, else the default.
@@ -84,6 +86,7 @@ struct settings {
   hytask::order_check order_check = hytask::order_check::warn;
   unsigned phase_window = 0;
   std::size_t rename_max_bytes = 0;
+  hytask::graph_placement graph_placement = hytask::graph_placement::automatic;
 
   // Throws config_error on the first invalid value.
   static settings resolve(const config& explicit_values = {});

@@ -17,6 +17,7 @@ struct core_settings {
   pin_policy pin = pin_policy::none;         // HYTASK_PIN
   bool comm_priority = true;                 // HYTASK_COMM_PRIORITY: the communication class
   std::size_t rename_max_bytes = 0;          // HYTASK_RENAME_MAX_BYTES: memory of versions
+  hytask::graph_placement graph_placement = hytask::graph_placement::automatic;  // HYTASK_GRAPH_PLACEMENT
 
   static core_settings from(const hytask::settings& s) {
     return core_settings{.threads = s.threads,
@@ -25,7 +26,8 @@ struct core_settings {
                          .spin_us = s.spin_us,
                          .pin = s.pin,
                          .comm_priority = s.comm_priority,
-                         .rename_max_bytes = s.rename_max_bytes};
+                         .rename_max_bytes = s.rename_max_bytes,
+                         .graph_placement = s.graph_placement};
   }
 };
 

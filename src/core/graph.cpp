@@ -11,6 +11,9 @@
 #include <vector>
 
 #include "core/cancel.hpp"
+#include "core/clock.hpp"
+#include "core/graph_data.hpp"
+#include "core/graph_owner.hpp"
 #include "core/dependency.hpp"
 #include "core/scheduler.hpp"
 #include "core/scheduler_internal.hpp"
@@ -21,83 +24,22 @@
 
 namespace hytask::detail {
 
-struct graph_data {
-  struct node {
-    graph_body body;
-    int priority;
-    const char* name;  // interned, or null
-  };
-  std::vector<node> nodes;
-  std::vector<std::uint32_t> npred;  // predecessors of each node (an edge per access pair)
+graph_data::~graph_data() {
+  if (domain != nullptr) drop_recording();
+  for (node& n : nodes) n.body.destroy(n.body.obj);
+}
 
-  // While recording.
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> found;  // edges (pred, succ)
-  dep_domain* domain = nullptr;
-  core::scheduler* recorded_in = nullptr;  // the runtime whose records the placeholders are
-  task* placeholder = nullptr;  // the node being added: a record that never runs
-  // Once sealed: the memory the graph's tasks touch, as disjoint [lo, hi) (the tracker's).
-  std::vector<std::pair<std::uintptr_t, std::uintptr_t>> regions;
-  std::atomic<bool> adding{false};
-  bool broken = false;  // an add threw half-way: the graph is incomplete
-
-  // Once sealed (at the first run): successors in one array, the start of each node's.
-  std::atomic<bool> sealed{false};
-  std::mutex seal_mutex;  // two first runs at once: one seals
-  std::vector<std::uint32_t> succ_begin;  // nodes.size() + 1 entries
-  std::vector<std::uint32_t> succ;
-  std::vector<std::uint32_t> roots;
-  // Nodes with neither predecessors nor successors, nor a name or a priority: their bodies
-  // run in line in range tasks (see isolated_range). A node whose body suspended, or ran
-  // other tasks while it waited, is marked escaped and gets a task of its own from then on.
-  std::vector<std::uint32_t> isolated;
-  std::unique_ptr<std::atomic<std::uint8_t>[]> escaped;  // per node
-  std::atomic<int> runs{0};  // runs under way
-  // The pending counts of the last run, kept for the next (a run that starts while another
-  // is under way allocates its own).
-  std::unique_ptr<std::atomic<std::int32_t>[]> spare_pending;
-  std::atomic<bool> spare_taken{false};
-
-  ~graph_data() {
-    if (domain != nullptr) drop_recording();
-    for (node& n : nodes) n.body.destroy(n.body.obj);
-  }
-
-  // Lets go of the tracker and its placeholder records.
-  void drop_recording() {
-    // Releases every placeholder the tracker still refers to, into their runtime's pool; if
-    // that runtime has ended (a graph never run, outliving it), the records went with it.
-    if (core::scheduler::instance() == recorded_in) delete domain;
-    domain = nullptr;
-    found.clear();
-    found.shrink_to_fit();
-  }
-};
+// Lets go of the tracker and its placeholder records.
+void graph_data::drop_recording() {
+  // Releases every placeholder the tracker still refers to, into their runtime's pool; if
+  // that runtime has ended (a graph never run, outliving it), the records went with it.
+  if (core::scheduler::instance() == recorded_in) delete domain;
+  domain = nullptr;
+  found.clear();
+  found.shrink_to_fit();
+}
 
 namespace {
-
-constexpr std::int32_t failed_bit = 1 << 30;  // in a run's pending count: a predecessor failed
-
-// One run of a graph: the pending counts and what a node's creation needs.
-struct graph_run {
-  const graph_data* g;
-  task* caller;            // the parent of the graph's tasks
-  std::uint8_t depth;      // theirs
-  std::uint64_t seq_base;  // their spawn_seq is seq_base + 1 + node index
-  std::unique_ptr<std::atomic<std::int32_t>[]> pending;
-  // The first failure: what skipped tasks carry. Failures are rare: a lock keeps the
-  // reader of a skipped task from seeing it half-written.
-  std::mutex error_mutex;
-  std::exception_ptr error;
-
-  void note_failure(const std::exception_ptr& e) {
-    std::lock_guard<std::mutex> lock(error_mutex);
-    if (!error) error = e;
-  }
-  std::exception_ptr first_failure() {
-    std::lock_guard<std::mutex> lock(error_mutex);
-    return error;
-  }
-};
 
 void record_edge(void* ctx, task* pred, task* succ) {
   auto* g = static_cast<graph_data*>(ctx);
@@ -445,12 +387,24 @@ void graph::run() {
     }
   }
 
-  g.runs.fetch_add(1, std::memory_order_acq_rel);
+  // Where the graph's tasks run (HYTASK_GRAPH_PLACEMENT; graph_choice.hpp): owner placement
+  // needs the graph to itself, and is off while tracing (every task then has a record).
+  const bool alone = g.runs.fetch_add(1, std::memory_order_acq_rel) == 0;
+  const hytask::graph_placement setting = s->config().graph_placement;
+  placement mode = placement::steal;
+  if (alone && setting != hytask::graph_placement::steal && !trace::enabled() &&
+      owner_placement_possible(g, s->size()))
+    mode = setting == hytask::graph_placement::owner ? placement::owner : g.choice.next();
+  if (mode == placement::owner && (!g.plan || g.plan->parts != s->size()))
+    g.plan = std::make_unique<owner_plan>(g, s->size());
+  const bool learn = alone && setting == hytask::graph_placement::automatic &&
+                     owner_placement_possible(g, s->size()) && !trace::enabled();
   struct run_end {
     graph_data& g;
     ~run_end() { g.runs.fetch_sub(1, std::memory_order_acq_rel); }
   } end{g};
 
+  const std::int64_t started = core::now_ns();
   const auto n = static_cast<std::uint32_t>(g.nodes.size());
   graph_run r;
   r.g = &g;
@@ -472,8 +426,9 @@ void graph::run() {
       g.spare_taken.store(false, std::memory_order_release);
     }
   } keep{g, r, own_spare};
-  for (std::uint32_t i = 0; i < n; ++i)
-    r.pending[i].store(static_cast<std::int32_t>(g.npred[i]), std::memory_order_relaxed);
+  if (mode == placement::steal)
+    for (std::uint32_t i = 0; i < n; ++i)
+      r.pending[i].store(static_cast<std::int32_t>(g.npred[i]), std::memory_order_relaxed);
   // Every task of the graph is the caller's child from now on, counted as spawn counts one.
   r.seq_base = caller->children_spawned;
   caller->children_spawned += n;
@@ -483,10 +438,12 @@ void graph::run() {
   core::scheduler::publish_children(caller);
   if (!g.isolated.empty())
     push_range(s, w, &r, isolated_range{&r, 0, static_cast<std::uint32_t>(g.isolated.size())});
-  create_roots(s, w, &r, 0, static_cast<std::uint32_t>(g.roots.size()));
+  if (mode == placement::owner) start_owned_run(s, w, &r, g.plan.get());
+  else create_roots(s, w, &r, 0, static_cast<std::uint32_t>(g.roots.size()));
   // wait_all, without the hooks a layer may put around main's (the global layer's makes it
   // collective): a graph's run involves this process only.
   s->wait_children(w);
+  if (learn) g.choice.record(mode, core::now_ns() - started);
 }
 
 }  // namespace hytask

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <ostream>
 #include <random>
 #include <set>
 #include <stdexcept>
@@ -17,9 +18,25 @@
 
 using namespace std::chrono_literals;
 
-class Graph : public ::testing::TestWithParam<unsigned> {
+// Workers, and where a graph's tasks run (HYTASK_GRAPH_PLACEMENT): every test holds for
+// each placement, auto included (which alternates between the two in a graph's first runs).
+struct graph_param {
+  unsigned threads;
+  hytask::graph_placement placement;
+};
+
+void PrintTo(const graph_param& p, std::ostream* os) {
+  *os << p.threads << " threads, placement "
+      << (p.placement == hytask::graph_placement::owner   ? "owner"
+          : p.placement == hytask::graph_placement::steal ? "steal"
+                                                          : "auto");
+}
+
+class Graph : public ::testing::TestWithParam<graph_param> {
  protected:
-  hytask::config cfg() const { return hytask::config{.threads = GetParam()}; }
+  hytask::config cfg() const {
+    return hytask::config{.threads = GetParam().threads, .graph_placement = GetParam().placement};
+  }
 };
 
 namespace {
@@ -348,6 +365,92 @@ TEST_P(Graph, RecordsStayAtTheReadyFrontier) {
   EXPECT_LT(grew, 8 * 1024) << "KiB grown during a run of a chain of " << n << " tasks";
 }
 
+// Tasks with edges that wait for each other across chains (here by yielding until a flag
+// is set): with owner placement, the waiting task's partition goes to another agent, so
+// the task that sets the flag still runs, wherever it was placed.
+TEST_P(Graph, ATaskWithEdgesMayWaitForOneOfAnotherChain) {
+  hytask::runtime rt(cfg());
+  const int chains = 8, length = 16;
+  std::vector<long> cell(chains, 0);
+  std::vector<std::atomic<bool>> flag(chains);
+  std::atomic<int> timed_out{0};
+  hytask::graph g;
+  for (int step = 0; step < length; ++step)
+    for (int c = 0; c < chains; ++c)
+      g.add([&, c, step] {
+        const auto k = static_cast<std::size_t>(c);
+        cell[k] += 1;
+        if (step != length / 2) return;
+        if (c % 2 == 1) {  // sets what its neighbour chain waits for at the same step
+          flag[k - 1].store(true, std::memory_order_release);
+          return;
+        }
+        const auto deadline = std::chrono::steady_clock::now() + 10s;
+        while (!flag[k].load(std::memory_order_acquire)) {
+          if (std::chrono::steady_clock::now() > deadline) {
+            timed_out.fetch_add(1);
+            return;
+          }
+          hytask::this_task::yield();
+        }
+      }, hytask::inout(cell[static_cast<std::size_t>(c)]));
+  hytask_test::hang_guard guard(60s, "a graph whose tasks with edges wait for each other");
+  for (int run = 1; run <= 8; ++run) {
+    for (auto& f : flag) f.store(false);
+    g.run();
+    ASSERT_EQ(timed_out.load(), 0) << "run " << run << ": a waiting task held up the one it waited for";
+    for (long v : cell) ASSERT_EQ(v, run * length);
+  }
+}
+
+// A graph run while every other worker is held by a long task: the partitions
+// placed on those workers are taken over, and the run does not wait for the long task.
+TEST_P(Graph, ARunDoesNotWaitForAWorkerBusyElsewhere) {
+  const unsigned threads = GetParam().threads;
+  if (threads < 2) GTEST_SKIP() << "needs a second worker to keep busy";
+  hytask::runtime rt(cfg());
+  const int width = 8, steps = 200;
+  std::vector<long> cell(width, 0);
+  hytask::graph g;
+  for (int t = 0; t < steps; ++t)
+    for (int i = 0; i < width; ++i) {
+      const auto k = static_cast<std::size_t>(i);
+      const std::size_t l = (k + width - 1) % width, r = (k + 1) % width;
+      g.add([&cell, k] { cell[k] += 1; }, hytask::inout(cell[k]), hytask::in(cell[l]),
+            hytask::in(cell[r]));
+    }
+  g.run();  // the plan and the first runs' trials (auto) while every worker is free
+  g.run();
+  // The long tasks end on their own after 10 s: a run that waited for them fails below
+  // instead of hanging.
+  std::atomic<bool> release{false};
+  std::atomic<unsigned> holding{0};
+  for (unsigned k = 1; k < threads; ++k)
+    hytask::spawn([&] {
+      holding.fetch_add(1);
+      const auto end = std::chrono::steady_clock::now() + 10s;
+      while (!release.load(std::memory_order_acquire) && std::chrono::steady_clock::now() < end)
+        std::this_thread::sleep_for(1ms);
+    });
+  const auto until = std::chrono::steady_clock::now() + 10s;
+  while (holding.load() < threads - 1 && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(1ms);
+  ASSERT_EQ(holding.load(), threads - 1) << "the other workers did not take the long tasks";
+  // From a task: a run waits for all of its caller's children, and the long tasks are
+  // main's. Main runs it (main is the only free worker) in its wait_all.
+  double seconds = 0;
+  hytask::spawn([&] {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int run = 0; run < 6; ++run) g.run();
+    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    release.store(true, std::memory_order_release);
+  });
+  hytask::wait_all();
+  for (long v : cell) EXPECT_EQ(v, 8L * steps);
+  EXPECT_LT(seconds, 5.0) << "six runs of " << width * steps
+                          << " tiny tasks waited for the busy workers";
+}
+
 TEST_P(Graph, MovedGraphRunsAndTheEmptyOneToo) {
   hytask::runtime rt(cfg());
   int x = 0;
@@ -399,4 +502,18 @@ TEST_P(Graph, MisuseIsAnError) {
   EXPECT_EQ(x, 2);
 }
 
-INSTANTIATE_TEST_SUITE_P(Threads, Graph, ::testing::Values(1u, 2u, 4u));
+INSTANTIATE_TEST_SUITE_P(
+    Threads, Graph,
+    ::testing::Values(graph_param{1, hytask::graph_placement::automatic},
+                      graph_param{2, hytask::graph_placement::automatic},
+                      graph_param{4, hytask::graph_placement::automatic},
+                      graph_param{2, hytask::graph_placement::owner},
+                      graph_param{4, hytask::graph_placement::owner},
+                      graph_param{2, hytask::graph_placement::steal}),
+    [](const ::testing::TestParamInfo<graph_param>& info) {
+      const hytask::graph_placement p = info.param.placement;
+      return std::to_string(info.param.threads) +
+             (p == hytask::graph_placement::owner   ? "_owner"
+              : p == hytask::graph_placement::steal ? "_steal"
+                                                    : "");
+    });

@@ -1,0 +1,72 @@
+// The placement a recorded graph's runs learn (src/core/graph_choice.hpp): trials first,
+// then the faster placement, with an exploring run now and then against the run before.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include "core/graph_choice.hpp"
+
+namespace {
+
+using hytask::detail::graph_choice;
+using hytask::detail::placement;
+
+// Runs the next placement, taking `steal_ns` or `owner_ns`; returns the placement run.
+placement run(graph_choice& c, std::int64_t steal_ns, std::int64_t owner_ns) {
+  const placement p = c.next();
+  c.record(p, p == placement::steal ? steal_ns : owner_ns);
+  return p;
+}
+
+}  // namespace
+
+TEST(GraphChoice, TheTrialAlternatesAndPicksTheFaster) {
+  graph_choice c;
+  for (unsigned k = 0; k < graph_choice::trial_runs; ++k)
+    EXPECT_EQ(run(c, 1000, 600), k % 2 == 0 ? placement::steal : placement::owner) << k;
+  EXPECT_EQ(c.chosen(), placement::owner);
+  graph_choice d;
+  for (unsigned k = 0; k < graph_choice::trial_runs; ++k) run(d, 600, 1000);
+  EXPECT_EQ(d.chosen(), placement::steal);
+}
+
+TEST(GraphChoice, TheFirstTwoRunsDoNotCount) {
+  // Both first runs are slow (paging in); the later ones decide.
+  graph_choice c;
+  c.record(c.next(), 100);     // steal, warm-up: would win if it counted
+  c.record(c.next(), 90000);   // owner, warm-up
+  for (unsigned k = 2; k < graph_choice::trial_runs; ++k) run(c, 1000, 500);
+  EXPECT_EQ(c.chosen(), placement::owner);
+}
+
+TEST(GraphChoice, ExploresNowAndThenAndSwitchesWhenTheOtherIsFaster) {
+  graph_choice c;
+  for (unsigned k = 0; k < graph_choice::trial_runs; ++k) run(c, 500, 1000);
+  ASSERT_EQ(c.chosen(), placement::steal);
+  // The same costs: one exploring run per explore_every, and no switch.
+  unsigned explored = 0;
+  for (unsigned k = 0; k < 4 * graph_choice::explore_every + 4; ++k)
+    explored += run(c, 500, 1000) == placement::owner ? 1 : 0;
+  EXPECT_EQ(explored, 4u);
+  EXPECT_EQ(c.chosen(), placement::steal);
+  // The bodies changed: owner placement is now the faster; the next exploring run finds it.
+  for (unsigned k = 0; k < graph_choice::explore_every + 1; ++k) run(c, 500, 300);
+  EXPECT_EQ(c.chosen(), placement::owner);
+  EXPECT_EQ(c.next(), placement::owner);
+}
+
+TEST(GraphChoice, ASlowerRunMakesTheNextOneExplore) {
+  graph_choice c;
+  for (unsigned k = 0; k < graph_choice::trial_runs; ++k) run(c, 500, 1000);
+  run(c, 500, 1000);
+  run(c, 500, 1000);
+  // Twice the time with the chosen placement (bigger tasks, or a busier machine): the next
+  // run tries the other one, and keeps it only if it is clearly faster.
+  EXPECT_EQ(run(c, 1000, 1000), placement::steal);
+  EXPECT_EQ(run(c, 1000, 950), placement::owner);
+  EXPECT_EQ(c.chosen(), placement::steal) << "5 % faster is within the noise";
+  EXPECT_EQ(run(c, 1000, 950), placement::steal);
+  EXPECT_EQ(run(c, 3000, 1000), placement::steal);
+  EXPECT_EQ(run(c, 3000, 1000), placement::owner);
+  EXPECT_EQ(c.chosen(), placement::owner);
+}
