@@ -255,6 +255,8 @@ void seal(graph_data& g) {
                        g.nodes[i].name == nullptr;
     (alone ? g.isolated : g.roots).push_back(i);
   }
+  for (std::uint32_t i = 0; i < n; ++i)  // isolated nodes have none
+    if (g.nodes[i].priority != 0) g.edge_priorities = true;
   if (!g.isolated.empty()) {
     g.escaped.reset(new std::atomic<std::uint8_t>[n]);
     for (std::uint32_t i = 0; i < n; ++i) g.escaped[i].store(0, std::memory_order_relaxed);
@@ -398,7 +400,8 @@ void graph::run() {
   if (mode == placement::owner && (!g.plan || g.plan->parts != s->size()))
     g.plan = std::make_unique<owner_plan>(g, s->size());
   const bool learn = alone && setting == hytask::graph_placement::automatic &&
-                     owner_placement_possible(g, s->size()) && !trace::enabled();
+                     (mode == placement::owner || owner_placement_possible(g, s->size())) &&
+                     !trace::enabled();
   struct run_end {
     graph_data& g;
     ~run_end() { g.runs.fetch_sub(1, std::memory_order_acq_rel); }

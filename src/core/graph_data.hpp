@@ -62,6 +62,7 @@ struct graph_data {
   // placement this graph's runs use (HYTASK_GRAPH_PLACEMENT=auto measures them).
   std::unique_ptr<owner_plan> plan;
   graph_choice choice;
+  bool edge_priorities = false;  // a node that is not isolated has a priority (set at seal)
 
   ~graph_data();
   void drop_recording();

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <exception>
-#include <functional>
 
 #include "core/cancel.hpp"
 #include "core/clock.hpp"
@@ -40,7 +39,8 @@ struct alignas(64) owner_part {
   alignas(64) std::uint32_t lap = 0;  // the run whose state this is (set at its first claim)
   std::uint32_t left = 0;             // its nodes not yet done in this run
   std::vector<std::int32_t> count;    // predecessors pending, by local position
-  std::vector<std::uint32_t> ready;   // a min-heap of node indices
+  std::vector<std::uint32_t> ready;   // ready nodes, in the order they became ready: a
+  std::uint32_t ready_head = 0;       //   FIFO from ready_head (each node enters once a run)
   std::vector<std::uint32_t> head;    // per source ring (plan.sources order): next slot
   std::vector<std::uint32_t> tail;    // per destination: next slot to write
   std::vector<std::uint8_t> dirty;    // per destination: written since the last fenced look
@@ -164,12 +164,8 @@ owner_plan::owner_plan(const graph_data& g, unsigned P) : parts(P) {
 owner_plan::~owner_plan() = default;
 
 bool owner_placement_possible(const graph_data& g, unsigned workers) {
-  if (workers < 2 || workers > max_owner_parts || g.roots.empty()) return false;
-  for (std::uint32_t i : g.roots)
-    if (g.nodes[i].priority != 0) return false;
-  for (std::uint32_t j : g.succ)
-    if (g.nodes[j].priority != 0) return false;
-  return true;
+  return workers >= 2 && workers <= max_owner_parts && !g.roots.empty() &&
+         !g.edge_priorities;
 }
 
 namespace {
@@ -184,6 +180,7 @@ struct agent {
   std::vector<unsigned> held;
   std::int32_t ran = 0;  // nodes run or skipped here: the caller's count of them
   bool escaped = false;  // a body suspended or yielded: the partitions were let go
+  unsigned since_look = 0;  // nodes run since has_work_before was last asked
   enum class first_failure : std::uint8_t { none, threw, skipped } first = first_failure::none;
 
   owner_part& part(unsigned p) const { return plan->state->parts[p]; }
@@ -211,8 +208,9 @@ void begin_part(agent& a, unsigned p) {
   st.count.resize(hi - lo);
   for (std::uint32_t k = lo; k < hi; ++k)
     st.count[k - lo] = static_cast<std::int32_t>(g->npred[pl.part_nodes[k]]);
-  st.ready.assign(pl.root_nodes.begin() + pl.root_begin[p], pl.root_nodes.begin() + pl.root_begin[p + 1]);
-  std::make_heap(st.ready.begin(), st.ready.end(), std::greater<>());
+  st.ready.assign(pl.root_nodes.begin() + pl.root_begin[p],
+                  pl.root_nodes.begin() + pl.root_begin[p + 1]);
+  st.ready_head = 0;
   st.head.assign(pl.sources[p].size(), 0);
   st.tail.assign(pl.parts, 0);
   st.dirty.assign(pl.parts, 0);
@@ -238,26 +236,35 @@ bool claim_kicked(agent& a, unsigned home) {
   return false;
 }
 
-void ready_push(owner_part& st, std::uint32_t node) {
-  st.ready.push_back(node);
-  std::push_heap(st.ready.begin(), st.ready.end(), std::greater<>());
+bool has_ready(const owner_part& st) { return st.ready_head != st.ready.size(); }
+
+std::uint32_t ready_pop(owner_part& st) {
+  const std::uint32_t node = st.ready[st.ready_head++];
+  if (st.ready_head == st.ready.size()) {
+    st.ready.clear();
+    st.ready_head = 0;
+  }
+  return node;
 }
 
-// A predecessor of p's successors of `node` completed.
+// One successor j of a completed predecessor, at j's home p: one predecessor fewer.
+void count_one(owner_part& st, const owner_plan& pl, std::uint32_t j, bool failed) {
+  std::int32_t& c = st.count[pl.local[j]];
+  if (failed) c |= failed_bit;
+  if ((--c & ~failed_bit) == 0) st.ready.push_back(j);
+}
+
+// A predecessor on another partition completed (a message): p's successors of it count down.
 void count_down(agent& a, unsigned p, std::uint32_t node, bool failed) {
   owner_part& st = a.part(p);
   const graph_data* g = a.r->g;
   const owner_plan& pl = *a.plan;
-  for (std::uint32_t k = g->succ_begin[node]; k < g->succ_begin[node + 1]; ++k) {
-    const std::uint32_t j = g->succ[k];
-    if (pl.owner[j] != p) continue;
-    std::int32_t& c = st.count[pl.local[j]];
-    if (failed) c |= failed_bit;
-    if ((--c & ~failed_bit) == 0) ready_push(st, j);
-  }
+  for (std::uint32_t k = g->succ_begin[node]; k < g->succ_begin[node + 1]; ++k)
+    if (pl.owner[g->succ[k]] == p) count_one(st, pl, g->succ[k], failed);
 }
 
-// Node `node` of p completed: its successors at home count down, the other partitions hear.
+// Node `node` of p completed: its successors at home count down, the other partitions hear
+// (one message each, however many of its successors they hold).
 void complete(agent& a, unsigned p, std::uint32_t node, bool failed) {
   owner_part& st = a.part(p);
   const graph_data* g = a.r->g;
@@ -265,8 +272,13 @@ void complete(agent& a, unsigned p, std::uint32_t node, bool failed) {
   --st.left;
   const unsigned P = pl.parts;
   for (std::uint32_t k = g->succ_begin[node]; k < g->succ_begin[node + 1]; ++k) {
-    const unsigned d = pl.owner[g->succ[k]];
-    if (d == p || st.mark[d] == node + 1) continue;
+    const std::uint32_t j = g->succ[k];
+    const unsigned d = pl.owner[j];
+    if (d == p) {
+      count_one(st, pl, j, failed);
+      continue;
+    }
+    if (st.mark[d] == node + 1) continue;
     st.mark[d] = node + 1;
     const std::uint64_t msg =
         (std::uint64_t{pl.lap} << 32) | (failed ? failed_msg : 0) | std::uint64_t{node};
@@ -276,7 +288,6 @@ void complete(agent& a, unsigned p, std::uint32_t node, bool failed) {
       st.dirty_list.push_back(static_cast<std::uint16_t>(d));
     }
   }
-  count_down(a, p, node, failed);
 }
 
 // Reads p's rings and late completions; true if any message came.
@@ -346,7 +357,7 @@ void release_all(agent& a, core::worker* w) {
   held.swap(a.held);
   for (unsigned p : held) {
     owner_part& st = a.part(p);
-    const bool work = !st.ready.empty() && st.left != 0;
+    const bool work = has_ready(st) && st.left != 0;
     const std::vector<std::uint32_t> heads = st.head;
     st.status.store(part_free, std::memory_order_seq_cst);
     if (work || mail_waiting(a, p, heads)) kick(a, w, p);
@@ -382,7 +393,6 @@ bool run_node(agent& a, core::worker*& w, unsigned p, std::uint32_t node) {
   } else if (!(s->cancel_active() != 0 && core::task_cancelled(a.r->caller))) {
     s->note_start(w);
     const std::uint64_t spawned_before = a.self->children_spawned;
-    core::scheduler::set_escape(w, &escape, &a);
     try {
       g->nodes[node].body.call(g->nodes[node].body.obj);
     } catch (...) {
@@ -396,7 +406,6 @@ bool run_node(agent& a, core::worker*& w, unsigned p, std::uint32_t node) {
     }
     if (a.self->children_spawned != spawned_before) s->wait_children(core::current_worker(), false);
     w = core::current_worker();
-    core::scheduler::set_escape(w, nullptr, nullptr);
     a.self->id = 0;  // the next body's this_task::id is its own
   }
   ++a.ran;
@@ -434,6 +443,10 @@ void agent_task::operator()() const {
   agent a{core::scheduler::instance(), r, plan, w->current_task, w->current_task->depth, {}};
   const std::int64_t spin_ns = static_cast<std::int64_t>(a.s->config().spin_us) * 1000;
   claim_kicked(a, w->index % a.parts());
+  // Should a body suspend or yield (or wait for its children), the partitions go first: the
+  // node it waits for may be in one of them. Set for the whole loop: nothing else in it
+  // suspends.
+  core::scheduler::set_escape(w, &escape, &a);
   std::int64_t idle_since = -1;
   unsigned idle_rounds = 0, rounds = 0;
   while (!a.held.empty()) {
@@ -443,10 +456,8 @@ void agent_task::operator()() const {
       const unsigned p = a.held[h];
       owner_part& st = a.part(p);
       progressed = drain(a, p) || progressed;
-      while (!st.ready.empty()) {
-        std::pop_heap(st.ready.begin(), st.ready.end(), std::greater<>());
-        const std::uint32_t node = st.ready.back();
-        st.ready.pop_back();
+      while (has_ready(st)) {
+        const std::uint32_t node = ready_pop(st);
         progressed = true;
         if (!run_node(a, w, p, node)) {
           leave = true;
@@ -456,7 +467,9 @@ void agent_task::operator()() const {
         // look (its bodies may be long). A racing release is caught by that look's fence.
         for (std::uint16_t d : st.dirty_list)
           if (a.part(d).status.load(std::memory_order_relaxed) == part_free) kick(a, w, d);
-        if (a.s->has_work_before(w, a.depth)) {
+        // Work this worker would take first (a resumed task, a priority, main's wait
+        // ended): looked for every few nodes, as a task switch would.
+        if ((++a.since_look & 7) == 0 && a.s->has_work_before(w, a.depth)) {
           leave = true;
           break;
         }
@@ -470,7 +483,7 @@ void agent_task::operator()() const {
     // Finished partitions are let go (no message can come for them any more).
     for (std::size_t h = 0; h < a.held.size();) {
       owner_part& st = a.part(a.held[h]);
-      if (st.left == 0 && st.ready.empty()) {
+      if (st.left == 0 && !has_ready(st)) {
         a.held[h] = a.held.back();
         a.held.pop_back();
         std::uint8_t held = part_held;
@@ -509,14 +522,16 @@ void agent_task::operator()() const {
       idle_since = -1;
       continue;
     }
-    // Nothing ready, no message: wait for one, a while.
+    // Nothing ready, no message: wait for one, a while. Not with a fence at once: the
+    // message this agent just wrote is still on its way to the other core, and a fence
+    // would wait for it, one round trip between the cores at every step of the graph.
     if (idle_since < 0) {
-      kick_written(a, w);
       idle_since = core::now_ns();
       idle_rounds = 0;
     }
-    for (int i = 0; i < 8; ++i) core::cpu_relax();
-    if ((++idle_rounds & 63) == 0) {
+    core::cpu_relax();  // one: a message is looked for within a pause of its arrival
+    if ((++idle_rounds & 511) == 0) {
+      kick_written(a, w);
       // A partition waiting for an agent this long: its agent task sits behind other work
       // (or was stolen by no one); take it here.
       const std::int64_t idle = core::now_ns() - idle_since;
@@ -530,6 +545,7 @@ void agent_task::operator()() const {
       }
     }
   }
+  if (!a.escaped) core::scheduler::set_escape(w, nullptr, nullptr);
   if (a.ran != 0) r->caller->alive.fetch_sub(a.ran, std::memory_order_acq_rel);
   if (a.first == agent::first_failure::threw) a.self->flags |= flag_error;
   if (a.first == agent::first_failure::skipped) a.self->flags |= flag_error | flag_failed;

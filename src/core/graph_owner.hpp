@@ -9,9 +9,9 @@
 // is cut into column blocks as its MPI version is, and a level is shared out evenly.
 //
 // A run: one agent task per partition to start with. An agent claims a partition, runs its
-// ready nodes (lowest index first), and announces each finished node whose successors live
-// elsewhere with one 8-byte message per destination partition, into a single-producer,
-// single-consumer ring sized at plan time for exactly one run's messages. The counts of
+// ready nodes in the order they became ready, and announces each finished node whose
+// successors live elsewhere with one 8-byte message per destination partition, into a
+// single-producer, single-consumer ring sized at plan time for exactly one run's messages. The counts of
 // predecessors still pending are the owning partition's alone: no locked instruction and
 // no cache line shared between workers on the path from a task's end to its successor's
 // start, but the message's. An agent with nothing ready polls its rings; after
