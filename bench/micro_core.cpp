@@ -184,6 +184,42 @@ BENCHMARK(BM_GraphTwoDeps);
 static void BM_GraphTwoDepsTwoWorkers(benchmark::State& state) { graph_two_deps(state, 2); }
 BENCHMARK(BM_GraphTwoDepsTwoWorkers)->UseRealTime();
 
+// A stencil of width 8 and 250 steps (each task reads its two neighbours of the step
+// before), recorded once and run on two workers with each placement
+// (HYTASK_GRAPH_PLACEMENT): stealing, where a task that crosses between the cores pays the
+// shared count, the queue and its record; and owner placement, where it pays one message.
+static void graph_stencil(benchmark::State& state, hytask::graph_placement placement) {
+  hytask::runtime rt(hytask::config{.threads = 2, .graph_placement = placement});
+  constexpr int width = 8, steps = 250;
+  // Two buffers: step t reads one and writes the other. A cell per cache line, as a task's
+  // output would be.
+  struct alignas(64) cell {
+    std::uint64_t v = 1;
+  };
+  std::vector<cell> buf[2] = {std::vector<cell>(width), std::vector<cell>(width)};
+  hytask::graph g;
+  for (int t = 0; t < steps; ++t)
+    for (int i = 0; i < width; ++i) {
+      const auto k = static_cast<std::size_t>(i);
+      const std::size_t l = (k + width - 1) % width, r = (k + 1) % width;
+      const std::vector<cell>& in = buf[t % 2];
+      std::vector<cell>& out = buf[(t + 1) % 2];
+      g.add([&in, &out, k, l, r] { out[k].v = in[l].v + 3 * in[k].v + in[r].v; },
+            hytask::in(in[l]), hytask::in(in[k]), hytask::in(in[r]), hytask::out(out[k]));
+    }
+  for (auto _ : state) g.run();
+  benchmark::DoNotOptimize(buf[0].data());
+  state.SetItemsProcessed(state.iterations() * width * steps);
+}
+static void BM_GraphStencilSteal(benchmark::State& state) {
+  graph_stencil(state, hytask::graph_placement::steal);
+}
+BENCHMARK(BM_GraphStencilSteal)->UseRealTime();
+static void BM_GraphStencilOwner(benchmark::State& state) {
+  graph_stencil(state, hytask::graph_placement::owner);
+}
+BENCHMARK(BM_GraphStencilOwner)->UseRealTime();
+
 // 1000 independent tasks recorded once: a run executes their bodies in line, in ranges
 // split whenever a worker looks for work (graph.cpp), so a task costs a call, not a record.
 // Beside it the same 1000 bodies spawned, and a plain loop: the floor.
