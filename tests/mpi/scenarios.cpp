@@ -501,6 +501,35 @@ void graph_independent_exchange() {
   check(fillers.load() == 3 * 62, "fillers ran " + std::to_string(fillers.load()) + " times, not 186");
 }
 
+// The same meeting between tasks with edges: four chains of a recorded graph, where at the
+// middle step chain 0 receives and chain 1 sends synchronously, on both ranks. With owner
+// placement (auto tries it from the second run) neighbouring chains share a partition: the
+// receiving task's partition must go to another agent when it suspends, or the send in it
+// never starts (checked: without that, the watchdog ends the job).
+void graph_exchange_with_edges() {
+  if (g_size < 2 || g_rank > 1) return;
+  const int peer = 1 - g_rank;
+  constexpr int width = 4, steps = 6;
+  std::vector<long> cell(width, 0);
+  int got = -1, sent = 0;
+  hytask::graph g;
+  for (int t = 0; t < steps; ++t)
+    for (int i = 0; i < width; ++i)
+      g.add([&, i, t] {
+        cell[static_cast<std::size_t>(i)] += 1;
+        if (t != steps / 2) return;
+        if (i == 0) mpi::recv(std::span(&got, 1), peer, 47);
+        if (i == 1) mpi::ssend(std::span(&sent, 1), peer, 47);
+      }, hytask::inout(cell[static_cast<std::size_t>(i)]));
+  for (int run = 0; run < 8; ++run) {  // auto's trial alternates the two placements
+    sent = 1000 * run + g_rank;
+    got = -1;
+    g.run();
+    check(got == 1000 * run + peer, "run " + std::to_string(run) + ": received " + std::to_string(got));
+  }
+  for (long v : cell) check(v == 8L * steps, "a chain ran " + std::to_string(v) + " tasks, not 48");
+}
+
 // Blocking calls from main behave like MPI's (and run tasks while they wait).
 void from_main() {
   if (g_size < 2 || g_rank > 1) return;
@@ -589,6 +618,7 @@ int main(int argc, char** argv) {
       {"many_messages", many_messages}, {"overlap_program", overlap_program},
       {"adopt", adopt},                 {"yield_until_received", yield_until_received},
       {"graph_independent_exchange", graph_independent_exchange},
+      {"graph_exchange_with_edges", graph_exchange_with_edges},
   };
   if (argc == 2 && std::string(argv[1]) == "--list") {  // for tests/mpi/CMakeLists.txt
     for (const auto& [name, f] : all) std::printf("%s\n", name.c_str());
