@@ -79,22 +79,10 @@ constexpr std::uint32_t roots_per_chunk = 16;
 void create_roots(core::scheduler* s, core::worker* w, graph_run* r, std::uint32_t lo,
                   std::uint32_t hi);
 
-// Pushes a task that runs `range` (root_range or isolated_range): another child of the
-// caller, counted before it exists (the caller's body, or the range task that splits it
-// off, keeps the count above zero meanwhile). One level above the graph's tasks: a thief
-// takes the shallowest level first (so it takes a range, and runs or creates its nodes where
-// it runs), the owner the deepest. Never skipped by a cancellation: a skipped range would
-// never count its nodes out of the caller; the nodes are skipped one by one instead.
+// Pushes a task that runs `range` (root_range or isolated_range): see push_run_task.
 template <class Range>
 void push_range(core::scheduler* s, core::worker* w, graph_run* r, Range range) {
-  r->caller->alive.fetch_add(1, std::memory_order_seq_cst);
-  task* t = s->allocate_counted(w);
-  t->parent = r->caller;
-  t->spawn_seq = 0;  // not one of the graph's tasks
-  t->flags |= flag_untracked | flag_uncancellable;
-  t->depth = static_cast<std::uint8_t>(r->depth - 1);
-  emplace_callable(t, range);
-  s->push_ready(w, t);
+  push_run_task(s, w, r, range);
 }
 
 // Roots [lo, hi) of a run (positions in graph_data::roots), to create where this runs.

@@ -14,6 +14,7 @@
 #include "core/dependency.hpp"
 #include "core/graph_choice.hpp"
 #include "core/scheduler.hpp"
+#include "hytask/core/detail/task.hpp"
 #include "hytask/core/graph.hpp"
 
 namespace hytask::detail {
@@ -90,5 +91,24 @@ struct graph_run {
     return error;
   }
 };
+
+// Pushes a task of the run that is not one of the graph's (a range of roots or of
+// independent nodes, an owner placement's agent), running f: another child of the caller,
+// counted before it exists (the caller's body, or the task that pushes it, keeps the count
+// above zero meanwhile). One level above the graph's tasks: a thief takes the shallowest
+// level first (so it takes such a task, and runs or creates nodes where it runs), the owner
+// the deepest. Never skipped by a cancellation: a skipped one would never count its nodes
+// out of the caller; the nodes are skipped one by one instead.
+template <class F>
+void push_run_task(core::scheduler* s, core::worker* w, graph_run* r, F f) {
+  r->caller->alive.fetch_add(1, std::memory_order_seq_cst);
+  task* t = s->allocate_counted(w);
+  t->parent = r->caller;
+  t->spawn_seq = 0;  // not one of the graph's tasks
+  t->flags |= flag_untracked | flag_uncancellable;
+  t->depth = static_cast<std::uint8_t>(r->depth - 1);
+  emplace_callable(t, std::move(f));
+  s->push_ready(w, t);
+}
 
 }  // namespace hytask::detail

@@ -336,17 +336,19 @@ bool mail_waiting(const agent& a, unsigned p, const std::vector<std::uint32_t>& 
   return a.part(p).late.load(std::memory_order_acquire) != nullptr;
 }
 
-// After a fence: the partitions this agent wrote to that are free hear of it by a kick.
+// After a fence: the partitions st wrote to since the last look hear of it by a kick if free.
+void kick_dirty(agent& a, core::worker* w, owner_part& st) {
+  for (std::uint16_t d : st.dirty_list) {
+    st.dirty[d] = 0;
+    if (a.part(d).status.load(std::memory_order_seq_cst) == part_free) kick(a, w, d);
+  }
+  st.dirty_list.clear();
+}
+
+// The same for every partition held, after one fence.
 void kick_written(agent& a, core::worker* w) {
   core::full_fence();
-  for (unsigned p : a.held) {
-    owner_part& st = a.part(p);
-    for (std::uint16_t d : st.dirty_list) {
-      st.dirty[d] = 0;
-      if (a.part(d).status.load(std::memory_order_seq_cst) == part_free) kick(a, w, d);
-    }
-    st.dirty_list.clear();
-  }
+  for (unsigned p : a.held) kick_dirty(a, w, a.part(p));
 }
 
 // Lets every partition go: finished ones simply; the others to a new agent if they have
@@ -428,14 +430,7 @@ struct agent_task {
 };
 
 void push_agent(core::scheduler* s, core::worker* w, graph_run* r, owner_plan* plan) {
-  r->caller->alive.fetch_add(1, std::memory_order_seq_cst);
-  task* t = s->allocate_counted(w);
-  t->parent = r->caller;
-  t->spawn_seq = 0;  // not one of the graph's tasks
-  t->flags |= flag_untracked | flag_uncancellable;
-  t->depth = static_cast<std::uint8_t>(r->depth - 1);
-  emplace_callable(t, agent_task{r, plan});
-  s->push_ready(w, t);
+  push_run_task(s, w, r, agent_task{r, plan});
 }
 
 void agent_task::operator()() const {
@@ -487,13 +482,8 @@ void agent_task::operator()() const {
         a.held[h] = a.held.back();
         a.held.pop_back();
         std::uint8_t held = part_held;
-        // kick_written needs its dirty list: flush before letting it go.
-        core::full_fence();
-        for (std::uint16_t d : st.dirty_list) {
-          st.dirty[d] = 0;
-          if (a.part(d).status.load(std::memory_order_seq_cst) == part_free) kick(a, w, d);
-        }
-        st.dirty_list.clear();
+        core::full_fence();  // its last messages: looked after before it is let go
+        kick_dirty(a, w, st);
         st.status.compare_exchange_strong(held, part_free, std::memory_order_seq_cst);
       } else {
         ++h;
@@ -508,14 +498,9 @@ void agent_task::operator()() const {
     if (a.held.size() > 1 && (++rounds & 15) == 0 && a.s->any_worker_idle()) {
       const unsigned p = a.held.back();
       a.held.pop_back();
-      owner_part& st = a.part(p);
       core::full_fence();
-      for (std::uint16_t d : st.dirty_list) {
-        st.dirty[d] = 0;
-        if (a.part(d).status.load(std::memory_order_seq_cst) == part_free) kick(a, w, d);
-      }
-      st.dirty_list.clear();
-      st.status.store(part_kicked, std::memory_order_seq_cst);
+      kick_dirty(a, w, a.part(p));
+      a.part(p).status.store(part_kicked, std::memory_order_seq_cst);
       push_agent(a.s, w, r, plan);
     }
     if (progressed) {

@@ -86,6 +86,19 @@ std::vector<op> random_ops(std::mt19937_64& rng, std::size_t mem_size, int tasks
   return ops;
 }
 
+// Yields until `flag` is set, or counts a time-out after 10 s (a task that waits for
+// another which never runs fails the test instead of hanging it).
+void yield_until(const std::atomic<bool>& flag, std::atomic<int>& timed_out) {
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (!flag.load(std::memory_order_acquire)) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      timed_out.fetch_add(1);
+      return;
+    }
+    hytask::this_task::yield();
+  }
+}
+
 }  // namespace
 
 TEST_P(Graph, RandomGraphsMatchASequentialRunOnEveryRun) {
@@ -330,14 +343,7 @@ TEST_P(Graph, AnIndependentTaskMayWaitForAnotherOne) {
         flag[k - 1].store(true, std::memory_order_release);
         return;
       }
-      const auto deadline = std::chrono::steady_clock::now() + 10s;
-      while (!flag[k].load(std::memory_order_acquire)) {
-        if (std::chrono::steady_clock::now() > deadline) {
-          timed_out.fetch_add(1);
-          return;
-        }
-        hytask::this_task::yield();
-      }
+      yield_until(flag[k], timed_out);
     });
   hytask_test::hang_guard guard(60s, "a graph whose tasks wait for each other");
   for (int run = 0; run < 3; ++run) {
@@ -385,14 +391,7 @@ TEST_P(Graph, ATaskWithEdgesMayWaitForOneOfAnotherChain) {
           flag[k - 1].store(true, std::memory_order_release);
           return;
         }
-        const auto deadline = std::chrono::steady_clock::now() + 10s;
-        while (!flag[k].load(std::memory_order_acquire)) {
-          if (std::chrono::steady_clock::now() > deadline) {
-            timed_out.fetch_add(1);
-            return;
-          }
-          hytask::this_task::yield();
-        }
+        yield_until(flag[k], timed_out);
       }, hytask::inout(cell[static_cast<std::size_t>(c)]));
   hytask_test::hang_guard guard(60s, "a graph whose tasks with edges wait for each other");
   for (int run = 1; run <= 8; ++run) {
