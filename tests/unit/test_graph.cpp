@@ -511,8 +511,9 @@ INSTANTIATE_TEST_SUITE_P(
                       graph_param{2, hytask::graph_placement::steal}),
     [](const ::testing::TestParamInfo<graph_param>& info) {
       const hytask::graph_placement p = info.param.placement;
+      // Not a bare number: ctest's discovery would replace it with the printed value.
       return std::to_string(info.param.threads) +
              (p == hytask::graph_placement::owner   ? "_owner"
               : p == hytask::graph_placement::steal ? "_steal"
-                                                    : "");
+                                                    : "_auto");
     });
