@@ -79,12 +79,6 @@ constexpr std::uint32_t roots_per_chunk = 16;
 void create_roots(core::scheduler* s, core::worker* w, graph_run* r, std::uint32_t lo,
                   std::uint32_t hi);
 
-// Pushes a task that runs `range` (root_range or isolated_range): see push_run_task.
-template <class Range>
-void push_range(core::scheduler* s, core::worker* w, graph_run* r, Range range) {
-  push_run_task(s, w, r, range);
-}
-
 // Roots [lo, hi) of a run (positions in graph_data::roots), to create where this runs.
 struct root_range {
   graph_run* r;
@@ -98,7 +92,7 @@ void create_roots(core::scheduler* s, core::worker* w, graph_run* r, std::uint32
                   std::uint32_t hi) {
   while (hi - lo > roots_per_chunk) {
     const std::uint32_t mid = lo + (hi - lo) / 2;
-    push_range(s, w, r, root_range{r, mid, hi});  // the upper half
+    push_run_task(s, w, r, root_range{r, mid, hi});  // the upper half
     hi = mid;
   }
   const std::vector<std::uint32_t>& roots = r->g->roots;
@@ -120,7 +114,7 @@ struct isolated_range {
 void give_rest_away(void* arg) {
   auto* rest = static_cast<isolated_range*>(arg);
   if (rest->lo < rest->hi)
-    push_range(core::scheduler::instance(), core::current_worker(), rest->r, *rest);
+    push_run_task(core::scheduler::instance(), core::current_worker(), rest->r, *rest);
   rest->hi = rest->lo;
 }
 
@@ -153,7 +147,7 @@ void isolated_range::operator()() const {
   while (rest.lo < rest.hi) {
     if (rest.hi - rest.lo >= 2 && core::scheduler::nothing_to_steal(w)) {
       const std::uint32_t mid = rest.lo + (rest.hi - rest.lo) / 2;
-      push_range(s, w, r, isolated_range{r, mid, rest.hi});
+      push_run_task(s, w, r, isolated_range{r, mid, rest.hi});
       rest.hi = mid;
     } else if (s->has_work_before(w, depth)) {
       give_rest_away(&rest);
@@ -381,15 +375,13 @@ void graph::run() {
   // needs the graph to itself, and is off while tracing (every task then has a record).
   const bool alone = g.runs.fetch_add(1, std::memory_order_acq_rel) == 0;
   const hytask::graph_placement setting = s->config().graph_placement;
+  const bool either = alone && setting != hytask::graph_placement::steal &&
+                      !trace::enabled() && owner_placement_possible(g, s->size());
+  const bool learn = either && setting == hytask::graph_placement::automatic;
   placement mode = placement::steal;
-  if (alone && setting != hytask::graph_placement::steal && !trace::enabled() &&
-      owner_placement_possible(g, s->size()))
-    mode = setting == hytask::graph_placement::owner ? placement::owner : g.choice.next();
+  if (either) mode = learn ? g.choice.next() : placement::owner;
   if (mode == placement::owner && (!g.plan || g.plan->parts != s->size()))
     g.plan = std::make_unique<owner_plan>(g, s->size());
-  const bool learn = alone && setting == hytask::graph_placement::automatic &&
-                     (mode == placement::owner || owner_placement_possible(g, s->size())) &&
-                     !trace::enabled();
   struct run_end {
     graph_data& g;
     ~run_end() { g.runs.fetch_sub(1, std::memory_order_acq_rel); }
@@ -428,7 +420,7 @@ void graph::run() {
   // Published now: tasks of the graph may complete before the wait below publishes it.
   core::scheduler::publish_children(caller);
   if (!g.isolated.empty())
-    push_range(s, w, &r, isolated_range{&r, 0, static_cast<std::uint32_t>(g.isolated.size())});
+    push_run_task(s, w, &r, isolated_range{&r, 0, static_cast<std::uint32_t>(g.isolated.size())});
   if (mode == placement::owner) start_owned_run(s, w, &r, g.plan.get());
   else create_roots(s, w, &r, 0, static_cast<std::uint32_t>(g.roots.size()));
   // wait_all, without the hooks a layer may put around main's (the global layer's makes it

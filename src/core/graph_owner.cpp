@@ -351,6 +351,14 @@ void kick_written(agent& a, core::worker* w) {
   for (unsigned p : a.held) kick_dirty(a, w, a.part(p));
 }
 
+// Hands a held partition on (free, or kicked for a new agent task); the destinations of its
+// last messages hear of them first, after a fence.
+void let_go(agent& a, core::worker* w, unsigned p, std::uint8_t to) {
+  core::full_fence();
+  kick_dirty(a, w, a.part(p));
+  a.part(p).status.store(to, std::memory_order_seq_cst);
+}
+
 // Lets every partition go: finished ones simply; the others to a new agent if they have
 // work (a message may arrive just as the status turns free: looked for after it).
 void release_all(agent& a, core::worker* w) {
@@ -479,12 +487,10 @@ void agent_task::operator()() const {
     for (std::size_t h = 0; h < a.held.size();) {
       owner_part& st = a.part(a.held[h]);
       if (st.left == 0 && !has_ready(st)) {
+        const unsigned p = a.held[h];
         a.held[h] = a.held.back();
         a.held.pop_back();
-        std::uint8_t held = part_held;
-        core::full_fence();  // its last messages: looked after before it is let go
-        kick_dirty(a, w, st);
-        st.status.compare_exchange_strong(held, part_free, std::memory_order_seq_cst);
+        let_go(a, w, p, part_free);
       } else {
         ++h;
       }
@@ -498,9 +504,7 @@ void agent_task::operator()() const {
     if (a.held.size() > 1 && (++rounds & 15) == 0 && a.s->any_worker_idle()) {
       const unsigned p = a.held.back();
       a.held.pop_back();
-      core::full_fence();
-      kick_dirty(a, w, a.part(p));
-      a.part(p).status.store(part_kicked, std::memory_order_seq_cst);
+      let_go(a, w, p, part_kicked);
       push_agent(a.s, w, r, plan);
     }
     if (progressed) {
