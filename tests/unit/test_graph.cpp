@@ -309,9 +309,15 @@ TEST_P(Graph, CancellingSkipsTheTasksNotStarted) {
     hytask::task_group group;
     hytask::graph g;
     for (int i = 0; i < n; ++i) {
+      // Each body takes 50 us: the others running all 4999 before task 10 would need its
+      // worker held off its core for some 80 ms (an oversubscribed sanitizer run had every
+      // body run while it was held off for the few ms empty bodies take).
       auto body = [&, i] {
         ran.fetch_add(1, std::memory_order_relaxed);
         if (i == 10) group.cancel();
+        const auto until = std::chrono::steady_clock::now() + 50us;
+        while (std::chrono::steady_clock::now() < until) {
+        }
       };
       if (chains) g.add(body, hytask::out(cell[static_cast<std::size_t>(i)]));
       else g.add(body);
