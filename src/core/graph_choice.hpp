@@ -7,15 +7,19 @@
 // balances only as well as its fixed partition does. So the graph's own runs decide:
 //   - the first six runs alternate, stealing first; the placement whose fastest run among
 //     the last four was faster is chosen (the first two warm the caches and page in);
-//   - every `explore_every`-th run after that tries the other placement, and switches to it
-//     when that run took less than 9/10 of the run just before it;
+//   - every `explore_every`-th run after that tries the other placement; the run after it
+//     (the chosen placement again) judges it: the other placement is chosen when its run
+//     took less than 9/10 of the faster of the chosen runs on either side of it;
 //   - a run that took more than 3/2 of the one before (the bodies or the machine changed)
 //     makes the next run try the other placement too.
-// Runs are compared only with the run just before, so a program whose tasks grow or shrink
-// from one phase to the next compares like with like. Not thread-safe: one run at a time
-// reports (graph::run skips the choice when runs overlap).
+// Runs are compared only with their neighbours, so a program whose tasks grow or shrink
+// from one phase to the next compares like with like: when the tasks shrink just before an
+// exploring run, the run after it, of the same size, is the one it must beat (compared
+// with the bigger run before it alone, it would win by the change of size). Not
+// thread-safe: one run at a time reports (graph::run skips the choice when runs overlap).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 namespace hytask::detail {
@@ -42,13 +46,18 @@ class graph_choice {
       prev_ = ns;
       return;
     }
-    if (p != chosen_) {  // an exploring run: does the other placement do better now?
-      if (10 * ns < 9 * prev_) chosen_ = p;
+    if (p != chosen_) {  // an exploring run: judged by the next run (prev_ is kept)
+      explored_ = ns;
+      judging_ = true;
       explore_ = false;
       since_ = 0;
-    } else {
-      explore_ = ++since_ >= explore_every || (prev_ > 0 && 2 * ns > 3 * prev_);
+      return;
     }
+    if (judging_) {  // the chosen placement again, just after an exploring run
+      if (10 * explored_ < 9 * std::min(prev_, ns)) chosen_ = other(chosen_);
+      judging_ = false;
+    }
+    explore_ = ++since_ >= explore_every || (prev_ > 0 && 2 * ns > 3 * prev_);
     prev_ = ns;
   }
 
@@ -64,7 +73,9 @@ class graph_choice {
   placement chosen_ = placement::steal;
   bool explore_ = false;
   unsigned since_ = 0;
-  std::int64_t prev_ = 0;
+  std::int64_t prev_ = 0;      // the last run of the chosen placement (or of the trial)
+  std::int64_t explored_ = 0;  // the exploring run's time, while judging_
+  bool judging_ = false;       // the next run of the chosen placement judges it
   std::int64_t best_[2] = {0, 0};  // the trial's fastest run of each, past the first two
 };
 
