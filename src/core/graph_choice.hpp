@@ -7,16 +7,25 @@
 // balances only as well as its fixed partition does. So the graph's own runs decide:
 //   - the first six runs alternate, stealing first; the placement whose fastest run among
 //     the last four was faster is chosen (the first two warm the caches and page in);
-//   - every `explore_every`-th run after that tries the other placement; the run after it
-//     (the chosen placement again) judges it: the other placement is chosen when its run
-//     took less than 9/10 of the faster of the chosen runs on either side of it;
+//   - now and then a run tries the other placement; the run after it (the chosen placement
+//     again) judges it: the other placement is chosen when its run took less than 9/10 of
+//     the faster of the chosen runs on either side of it;
+//   - how often: every `explore_every` runs when the last comparison (the trial's, or a
+//     judgement's) found the other placement clearly slower (by 1/10 or more), and every
+//     `explore_close` runs when it was within that of the chosen one, or when the judging
+//     runs themselves differed by more (the tasks changed size meanwhile). A close call is
+//     cheap to try again and may turn as the program's tasks change; a clear one is costly
+//     to try (the slower placement's whole run);
 //   - a run that took more than 3/2 of the one before (the bodies or the machine changed)
 //     makes the next run try the other placement too.
 // Runs are compared only with their neighbours, so a program whose tasks grow or shrink
 // from one phase to the next compares like with like: when the tasks shrink just before an
 // exploring run, the run after it, of the same size, is the one it must beat (compared
-// with the bigger run before it alone, it would win by the change of size). Not
-// thread-safe: one run at a time reports (graph::run skips the choice when runs overlap).
+// with the bigger run before it alone, it would win by the change of size). Task Bench's
+// sweep, from big tasks (where the placements tie) to small ones (where owner placement is
+// up to 1.5x faster), needs both rules: with the choice left to a tie for 16 runs, five of
+// its points ran with the slower placement. Not thread-safe: one run at a time reports
+// (graph::run skips the choice when runs overlap).
 #pragma once
 
 #include <algorithm>
@@ -29,6 +38,7 @@ enum class placement : std::uint8_t { steal, owner };
 class graph_choice {
  public:
   static constexpr unsigned explore_every = 16;
+  static constexpr unsigned explore_close = 4;
   static constexpr unsigned trial_runs = 6;
 
   // The placement for the next run.
@@ -42,7 +52,10 @@ class graph_choice {
     ++runs_;
     if (runs_ <= trial_runs) {
       if (runs_ > 2 && (best_[index(p)] == 0 || ns < best_[index(p)])) best_[index(p)] = ns;
-      if (runs_ == trial_runs) chosen_ = best_[1] < best_[0] ? placement::owner : placement::steal;
+      if (runs_ == trial_runs) {
+        chosen_ = best_[1] < best_[0] ? placement::owner : placement::steal;
+        close_ = 10 * std::max(best_[0], best_[1]) < 11 * std::min(best_[0], best_[1]);
+      }
       prev_ = ns;
       return;
     }
@@ -54,10 +67,16 @@ class graph_choice {
       return;
     }
     if (judging_) {  // the chosen placement again, just after an exploring run
-      if (10 * explored_ < 9 * std::min(prev_, ns)) chosen_ = other(chosen_);
+      const std::int64_t chosen_ns = std::min(prev_, ns);
+      if (10 * explored_ < 9 * chosen_ns) chosen_ = other(chosen_);
+      // Close: within 1/10, or the two neighbours themselves differ by more (the tasks
+      // changed size around the exploring run, and the comparison says little).
+      close_ = (10 * explored_ >= 9 * chosen_ns && 10 * explored_ < 11 * chosen_ns) ||
+               10 * std::max(prev_, ns) >= 11 * chosen_ns;
       judging_ = false;
     }
-    explore_ = ++since_ >= explore_every || (prev_ > 0 && 2 * ns > 3 * prev_);
+    explore_ = ++since_ >= (close_ ? explore_close : explore_every) ||
+               (prev_ > 0 && 2 * ns > 3 * prev_);
     prev_ = ns;
   }
 
@@ -76,6 +95,7 @@ class graph_choice {
   std::int64_t prev_ = 0;      // the last run of the chosen placement (or of the trial)
   std::int64_t explored_ = 0;  // the exploring run's time, while judging_
   bool judging_ = false;       // the next run of the chosen placement judges it
+  bool close_ = false;         // the last comparison was within 1/10
   std::int64_t best_[2] = {0, 0};  // the trial's fastest run of each, past the first two
 };
 

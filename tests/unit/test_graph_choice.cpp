@@ -88,11 +88,33 @@ TEST(GraphChoice, TasksThatShrankBeforeAnExploringRunDoNotDecideIt) {
   run(c, 750, 500);  // stealing, small tasks: 3/4 of the big run before
   run(c, 750, 500);  // owner placement, small tasks: the judge
   EXPECT_EQ(c.chosen(), placement::owner);
-  // The same with the sizes unchanged and stealing really faster: it switches. (The judge
-  // counts as one of the explore_every runs between exploring runs.)
-  for (unsigned k = 0; k + 1 < graph_choice::explore_every; ++k) run(c, 750, 500);
+  // The same with the sizes unchanged and stealing really faster: it switches. (That
+  // judgement spanned a change of size, so the next exploring run comes explore_close runs
+  // later, the judge counting as one of them.)
+  for (unsigned k = 0; k + 1 < graph_choice::explore_close; ++k) run(c, 750, 500);
   ASSERT_EQ(c.next(), placement::steal);
   run(c, 400, 500);
   run(c, 400, 500);
   EXPECT_EQ(c.chosen(), placement::steal);
+}
+
+// Placements that tie (big tasks) are tried again every few runs, so that the choice
+// follows the tasks as they shrink and one placement pulls ahead; a clear loser is tried
+// only every explore_every runs.
+TEST(GraphChoice, ACloseCallIsTriedAgainSoon) {
+  graph_choice c;
+  for (unsigned k = 0; k < graph_choice::trial_runs; ++k) run(c, 1000, 1050);
+  ASSERT_EQ(c.chosen(), placement::steal);
+  unsigned explored = 0;
+  for (unsigned k = 0; k < 2 * graph_choice::explore_close + 2; ++k)
+    explored += run(c, 1000, 1050) == placement::owner ? 1 : 0;
+  EXPECT_EQ(explored, 2u) << "a tie is tried again every explore_close runs";
+  // The tasks shrank: owner placement now clearly faster; found within a few runs.
+  for (unsigned k = 0; k < graph_choice::explore_close + 2; ++k) run(c, 500, 300);
+  EXPECT_EQ(c.chosen(), placement::owner);
+  // Now a clear winner: the other is tried once in explore_every runs only.
+  explored = 0;
+  for (unsigned k = 0; k < 2 * graph_choice::explore_every; ++k)
+    explored += run(c, 500, 300) == placement::steal ? 1 : 0;
+  EXPECT_LE(explored, 2u);
 }
