@@ -5,11 +5,15 @@
 // cache-line transfers for each task that moves between workers; owner placement (a worker
 // fixed per task, predecessors announced by message) pays one transfer per message, and
 // balances only as well as its fixed partition does. So the graph's own runs decide:
-//   - the first six runs alternate, stealing first; the placement whose fastest run among
-//     the last four was faster is chosen (the first two warm the caches and page in);
+//   - the first six runs alternate, stealing first; owner placement is chosen unless
+//     stealing's fastest run among the last four took less than 9/10 of owner placement's
+//     (the first two warm the caches and page in);
 //   - now and then a run tries the other placement; the run after it (the chosen placement
-//     again) judges it: the other placement is chosen when its run took less than 9/10 of
-//     the faster of the chosen runs on either side of it;
+//     again) judges it against the faster of the chosen runs on either side of it: owner
+//     placement is taken when its run was faster, stealing when its run took less than
+//     9/10. The bias: when they tie (big tasks), owner placement is the one that pulls
+//     ahead as the tasks shrink (it moves fewer cache lines between cores), and stealing
+//     shows its worth (balance) by clear margins;
 //   - how often: every `explore_every` runs when the last comparison (the trial's, or a
 //     judgement's) found the other placement clearly slower (by 1/10 or more), and every
 //     `explore_close` runs when it was within that of the chosen one, or when the judging
@@ -53,7 +57,7 @@ class graph_choice {
     if (runs_ <= trial_runs) {
       if (runs_ > 2 && (best_[index(p)] == 0 || ns < best_[index(p)])) best_[index(p)] = ns;
       if (runs_ == trial_runs) {
-        chosen_ = best_[1] < best_[0] ? placement::owner : placement::steal;
+        chosen_ = wins(placement::steal, best_[0], best_[1]) ? placement::steal : placement::owner;
         close_ = 10 * std::max(best_[0], best_[1]) < 11 * std::min(best_[0], best_[1]);
       }
       prev_ = ns;
@@ -68,7 +72,7 @@ class graph_choice {
     }
     if (judging_) {  // the chosen placement again, just after an exploring run
       const std::int64_t chosen_ns = std::min(prev_, ns);
-      if (10 * explored_ < 9 * chosen_ns) chosen_ = other(chosen_);
+      if (wins(other(chosen_), explored_, chosen_ns)) chosen_ = other(chosen_);
       // Close: within 1/10, or the two neighbours themselves differ by more (the tasks
       // changed size around the exploring run, and the comparison says little).
       close_ = (10 * explored_ >= 9 * chosen_ns && 10 * explored_ < 11 * chosen_ns) ||
@@ -83,6 +87,10 @@ class graph_choice {
   placement chosen() const noexcept { return chosen_; }
 
  private:
+  // Whether p, taking ns, should replace the other placement, taking other_ns.
+  static bool wins(placement p, std::int64_t ns, std::int64_t other_ns) noexcept {
+    return p == placement::owner ? ns < other_ns : 10 * ns < 9 * other_ns;
+  }
   static placement other(placement p) noexcept {
     return p == placement::steal ? placement::owner : placement::steal;
   }

@@ -59,20 +59,35 @@ TEST(GraphChoice, ExploresNowAndThenAndSwitchesWhenTheOtherIsFaster) {
 
 TEST(GraphChoice, ASlowerRunMakesTheNextOneExplore) {
   graph_choice c;
-  for (unsigned k = 0; k < graph_choice::trial_runs; ++k) run(c, 500, 1000);
-  run(c, 500, 1000);
-  run(c, 500, 1000);
+  for (unsigned k = 0; k < graph_choice::trial_runs; ++k) run(c, 1000, 500);
+  ASSERT_EQ(c.chosen(), placement::owner);
+  run(c, 1000, 500);
+  run(c, 1000, 500);
   // Twice the time with the chosen placement (bigger tasks, or a busier machine): the next
-  // run tries the other one, and keeps it only if it is clearly faster.
-  EXPECT_EQ(run(c, 1000, 1000), placement::steal);
-  EXPECT_EQ(run(c, 1000, 950), placement::owner);
-  EXPECT_EQ(run(c, 1000, 950), placement::steal);
-  EXPECT_EQ(c.chosen(), placement::steal) << "5 % faster is within the noise";
-  EXPECT_EQ(run(c, 3000, 1000), placement::steal);
-  EXPECT_EQ(run(c, 3000, 1000), placement::owner);
-  EXPECT_EQ(run(c, 3000, 1000), placement::steal);
-  EXPECT_EQ(c.chosen(), placement::owner);
-  EXPECT_EQ(c.next(), placement::owner);
+  // run tries the other one, and stealing is kept only if it is clearly faster.
+  EXPECT_EQ(run(c, 1000, 1000), placement::owner);
+  EXPECT_EQ(run(c, 950, 1000), placement::steal);
+  EXPECT_EQ(run(c, 950, 1000), placement::owner);
+  EXPECT_EQ(c.chosen(), placement::owner) << "5 % faster is within the noise";
+  EXPECT_EQ(run(c, 1000, 3000), placement::owner);
+  EXPECT_EQ(run(c, 1000, 3000), placement::steal);
+  EXPECT_EQ(run(c, 1000, 3000), placement::owner);
+  EXPECT_EQ(c.chosen(), placement::steal);
+  EXPECT_EQ(c.next(), placement::steal);
+}
+
+// Owner placement is kept on a tie and taken on any gain: it is the one that pulls ahead
+// as tasks shrink.
+TEST(GraphChoice, OwnerPlacementWinsTies) {
+  graph_choice c;
+  for (unsigned k = 0; k < graph_choice::trial_runs; ++k) run(c, 1000, 1050);
+  EXPECT_EQ(c.chosen(), placement::owner) << "stealing 5 % faster: a tie";
+  graph_choice d;
+  for (unsigned k = 0; k < graph_choice::trial_runs; ++k) run(d, 1000, 1200);
+  ASSERT_EQ(d.chosen(), placement::steal);
+  // Owner placement 2 % faster when tried: taken.
+  for (unsigned k = 0; k < graph_choice::explore_every + 2; ++k) run(d, 1000, 980);
+  EXPECT_EQ(d.chosen(), placement::owner);
 }
 
 // A sweep from big tasks to small ones (Task Bench's): an exploring run that comes first
@@ -103,18 +118,18 @@ TEST(GraphChoice, TasksThatShrankBeforeAnExploringRunDoNotDecideIt) {
 // only every explore_every runs.
 TEST(GraphChoice, ACloseCallIsTriedAgainSoon) {
   graph_choice c;
-  for (unsigned k = 0; k < graph_choice::trial_runs; ++k) run(c, 1000, 1050);
-  ASSERT_EQ(c.chosen(), placement::steal);
+  for (unsigned k = 0; k < graph_choice::trial_runs; ++k) run(c, 1050, 1000);
+  ASSERT_EQ(c.chosen(), placement::owner);
   unsigned explored = 0;
   for (unsigned k = 0; k < 2 * graph_choice::explore_close + 2; ++k)
-    explored += run(c, 1000, 1050) == placement::owner ? 1 : 0;
+    explored += run(c, 1050, 1000) == placement::steal ? 1 : 0;
   EXPECT_EQ(explored, 2u) << "a tie is tried again every explore_close runs";
-  // The tasks shrank: owner placement now clearly faster; found within a few runs.
-  for (unsigned k = 0; k < graph_choice::explore_close + 2; ++k) run(c, 500, 300);
-  EXPECT_EQ(c.chosen(), placement::owner);
+  // The tasks changed: stealing now clearly faster; found within a few runs.
+  for (unsigned k = 0; k < graph_choice::explore_close + 2; ++k) run(c, 300, 500);
+  EXPECT_EQ(c.chosen(), placement::steal);
   // Now a clear winner: the other is tried once in explore_every runs only.
   explored = 0;
   for (unsigned k = 0; k < 2 * graph_choice::explore_every; ++k)
-    explored += run(c, 500, 300) == placement::steal ? 1 : 0;
+    explored += run(c, 300, 500) == placement::owner ? 1 : 0;
   EXPECT_LE(explored, 2u);
 }
