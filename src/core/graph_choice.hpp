@@ -27,7 +27,7 @@
 // exploring run, the run after it, of the same size, is the one it must beat (compared
 // with the bigger run before it alone, it would win by the change of size). Task Bench's
 // sweep, from big tasks (where the placements tie) to small ones (where owner placement is
-// up to 1.5x faster), needs both rules: with the choice left to a tie for 16 runs, five of
+// up to 1.3x faster), needs both rules: with the choice left to a tie for 16 runs, five of
 // its points ran with the slower placement. Not thread-safe: one run at a time reports
 // (graph::run skips the choice when runs overlap).
 #pragma once
@@ -58,7 +58,7 @@ class graph_choice {
       if (runs_ > 2 && (best_[index(p)] == 0 || ns < best_[index(p)])) best_[index(p)] = ns;
       if (runs_ == trial_runs) {
         chosen_ = wins(placement::steal, best_[0], best_[1]) ? placement::steal : placement::owner;
-        close_ = 10 * std::max(best_[0], best_[1]) < 11 * std::min(best_[0], best_[1]);
+        close_ = close(best_[0], best_[1]);
       }
       prev_ = ns;
       return;
@@ -75,8 +75,7 @@ class graph_choice {
       if (wins(other(chosen_), explored_, chosen_ns)) chosen_ = other(chosen_);
       // Close: within 1/10, or the two neighbours themselves differ by more (the tasks
       // changed size around the exploring run, and the comparison says little).
-      close_ = (10 * explored_ >= 9 * chosen_ns && 10 * explored_ < 11 * chosen_ns) ||
-               10 * std::max(prev_, ns) >= 11 * chosen_ns;
+      close_ = close(explored_, chosen_ns) || !close(prev_, ns);
       judging_ = false;
     }
     explore_ = ++since_ >= (close_ ? explore_close : explore_every) ||
@@ -90,6 +89,10 @@ class graph_choice {
   // Whether p, taking ns, should replace the other placement, taking other_ns.
   static bool wins(placement p, std::int64_t ns, std::int64_t other_ns) noexcept {
     return p == placement::owner ? ns < other_ns : 10 * ns < 9 * other_ns;
+  }
+  // Whether two runs' times are within 1/10 of each other.
+  static bool close(std::int64_t a, std::int64_t b) noexcept {
+    return 10 * std::max(a, b) < 11 * std::min(a, b);
   }
   static placement other(placement p) noexcept {
     return p == placement::steal ? placement::owner : placement::steal;

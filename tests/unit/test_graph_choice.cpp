@@ -19,6 +19,14 @@ placement run(graph_choice& c, std::int64_t steal_ns, std::int64_t owner_ns) {
   return p;
 }
 
+// Runs `runs` times; returns how many ran placement p.
+unsigned count_runs(graph_choice& c, unsigned runs, std::int64_t steal_ns, std::int64_t owner_ns,
+                    placement p) {
+  unsigned n = 0;
+  for (unsigned k = 0; k < runs; ++k) n += run(c, steal_ns, owner_ns) == p ? 1 : 0;
+  return n;
+}
+
 }  // namespace
 
 TEST(GraphChoice, TheTrialAlternatesAndPicksTheFaster) {
@@ -45,10 +53,7 @@ TEST(GraphChoice, ExploresNowAndThenAndSwitchesWhenTheOtherIsFaster) {
   for (unsigned k = 0; k < graph_choice::trial_runs; ++k) run(c, 500, 1000);
   ASSERT_EQ(c.chosen(), placement::steal);
   // The same costs: one exploring run per explore_every, and no switch.
-  unsigned explored = 0;
-  for (unsigned k = 0; k < 4 * graph_choice::explore_every + 4; ++k)
-    explored += run(c, 500, 1000) == placement::owner ? 1 : 0;
-  EXPECT_EQ(explored, 4u);
+  EXPECT_EQ(count_runs(c, 4 * graph_choice::explore_every + 4, 500, 1000, placement::owner), 4u);
   EXPECT_EQ(c.chosen(), placement::steal);
   // The bodies changed: owner placement is now the faster; the next exploring run finds it
   // (and the run after it confirms).
@@ -120,16 +125,11 @@ TEST(GraphChoice, ACloseCallIsTriedAgainSoon) {
   graph_choice c;
   for (unsigned k = 0; k < graph_choice::trial_runs; ++k) run(c, 1050, 1000);
   ASSERT_EQ(c.chosen(), placement::owner);
-  unsigned explored = 0;
-  for (unsigned k = 0; k < 2 * graph_choice::explore_close + 2; ++k)
-    explored += run(c, 1050, 1000) == placement::steal ? 1 : 0;
-  EXPECT_EQ(explored, 2u) << "a tie is tried again every explore_close runs";
+  EXPECT_EQ(count_runs(c, 2 * graph_choice::explore_close + 2, 1050, 1000, placement::steal), 2u)
+      << "a tie is tried again every explore_close runs";
   // The tasks changed: stealing now clearly faster; found within a few runs.
   for (unsigned k = 0; k < graph_choice::explore_close + 2; ++k) run(c, 300, 500);
   EXPECT_EQ(c.chosen(), placement::steal);
   // Now a clear winner: the other is tried once in explore_every runs only.
-  explored = 0;
-  for (unsigned k = 0; k < 2 * graph_choice::explore_every; ++k)
-    explored += run(c, 300, 500) == placement::owner ? 1 : 0;
-  EXPECT_LE(explored, 2u);
+  EXPECT_LE(count_runs(c, 2 * graph_choice::explore_every, 300, 500, placement::owner), 2u);
 }
