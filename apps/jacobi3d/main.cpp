@@ -265,6 +265,7 @@ int run(int argc, char** argv) {
       if (omp_session) {
         const hytask::omp::session_stats after = omp_session->stats();
         during.thread_polls = after.thread_polls - before.thread_polls;
+        during.thread_cpu_ns = after.thread_cpu_ns - before.thread_cpu_ns;
         during.ompt_polls = after.ompt_polls - before.ompt_polls;
         during.fulfilled = after.fulfilled - before.fulfilled;
       }
@@ -284,9 +285,10 @@ int run(int argc, char** argv) {
       // How hytask::omp moved the requests of the measured pass: each of the thread's polls
       // is a wake-up that takes a core from the compute while it runs (rank 0's figures).
       if (root && omp_session)
-        std::printf("  progress (rank 0): %.1f polls per iteration by the session's thread, %.1f "
-                    "from OMPT callbacks; %.1f events fulfilled\n",
+        std::printf("  progress (rank 0): %.1f polls per iteration by the session's thread (%.2f ms "
+                    "of its CPU), %.1f from OMPT callbacks; %.1f events fulfilled\n",
                     static_cast<double>(during.thread_polls) / o.iters,
+                    1e-6 * static_cast<double>(during.thread_cpu_ns) / o.iters,
                     static_cast<double>(during.ompt_polls) / o.iters,
                     static_cast<double>(during.fulfilled) / o.iters);
     }

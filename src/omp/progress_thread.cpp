@@ -1,6 +1,8 @@
 #include "omp/progress_thread.hpp"
 
+#include <pthread.h>
 #include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,6 +27,7 @@ progress_thread::progress_thread(mpi::detail::engine& e, std::int64_t min_ns, st
     throw std::runtime_error(std::string("hytask::omp::session: timerfd_create failed (") +
                              std::strerror(errno) + "): the progress thread needs one file descriptor");
   thread_ = std::thread([this] { run(); });
+  cpu_clock_known_ = pthread_getcpuclockid(thread_.native_handle(), &cpu_clock_) == 0;
 }
 
 progress_thread::~progress_thread() {
@@ -33,6 +36,12 @@ progress_thread::~progress_thread() {
   arm(1);
   thread_.join();
   ::close(timer_);
+}
+
+std::uint64_t progress_thread::cpu_ns() const noexcept {
+  timespec t{};
+  if (!cpu_clock_known_ || clock_gettime(cpu_clock_, &t) != 0) return 0;
+  return static_cast<std::uint64_t>(t.tv_sec) * 1000000000u + static_cast<std::uint64_t>(t.tv_nsec);
 }
 
 void progress_thread::arm(std::int64_t ns) noexcept {

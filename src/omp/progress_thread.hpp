@@ -28,6 +28,8 @@
 // with the delay at 0 the timer is armed to fire at once.
 #pragma once
 
+#include <time.h>
+
 #include <atomic>
 #include <cstdint>
 #include <thread>
@@ -55,6 +57,8 @@ class progress_thread {
 
   std::uint64_t polls() const noexcept { return polls_.load(std::memory_order_relaxed); }
   std::uint64_t aside() const noexcept { return aside_.load(std::memory_order_relaxed); }
+  // The CPU time the thread has used so far (ns; 0 if the clock cannot be read).
+  std::uint64_t cpu_ns() const noexcept;
 
  private:
   void run();
@@ -74,6 +78,8 @@ class progress_thread {
   std::atomic<bool> stop_{false};
   std::atomic<std::uint64_t> polls_{0}, aside_{0};
   std::thread thread_;
+  clockid_t cpu_clock_{};  // the thread's CPU-time clock
+  bool cpu_clock_known_ = false;
 };
 
 }  // namespace hytask::omp::detail

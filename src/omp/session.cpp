@@ -226,6 +226,7 @@ session_stats session::stats() const {
   if (impl_->thread) {
     out.thread_polls = impl_->thread->polls();
     out.thread_aside = impl_->thread->aside();
+    out.thread_cpu_ns = impl_->thread->cpu_ns();
   }
   return out;
 }

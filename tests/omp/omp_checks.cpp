@@ -58,11 +58,11 @@ double value(int from, int round, int i) { return from * 1e6 + round * 1e3 + i; 
 void print_stats(const hytask::omp::session& hs) {
   const auto s = hs.stats();
   std::printf("omp_checks %s: rank %d: ompt %d (%s), progress %s, ompt polls %llu, thread polls "
-              "%llu, thread stood aside %llu, fulfilled %llu\n",
+              "%llu, thread stood aside %llu, thread CPU %.3f ms, fulfilled %llu\n",
               g_scenario, g_rank, s.ompt ? 1 : 0, s.ompt_state, s.progress,
               static_cast<unsigned long long>(s.ompt_polls),
               static_cast<unsigned long long>(s.thread_polls),
-              static_cast<unsigned long long>(s.thread_aside),
+              static_cast<unsigned long long>(s.thread_aside), 1e-6 * static_cast<double>(s.thread_cpu_ns),
               static_cast<unsigned long long>(s.fulfilled));
 }
 
@@ -240,6 +240,7 @@ bool thread(int threads) {
   const auto s = hs.stats();
   if (!ok) fail("the successor saw the buffer before the message");
   if (s.thread_polls == 0) fail("the progress thread did not poll");
+  if (s.thread_cpu_ns == 0) fail("the progress thread polled, but its CPU time reads 0");
   if (!s.ompt && s.ompt_polls != 0) fail("OMPT polls without OMPT");
   return true;
 }

@@ -48,6 +48,9 @@ struct session_stats {
   std::uint64_t ompt_polls = 0;    // polls made from OMPT callbacks
   std::uint64_t thread_polls = 0;  // polls made by the session's progress thread
   std::uint64_t thread_aside = 0;  // looks of that thread that left the polling to OMPT
+  // The CPU time that thread has used (ns): its polls, the MPI progress and kernel work they
+  // do (on a core shared with the compute, time the compute waits), and its wakes.
+  std::uint64_t thread_cpu_ns = 0;
   std::uint64_t fulfilled = 0;     // events fulfilled by hytask::omp::fulfill_when
   const char* openmp_runtime = "";  // openmp_runtime()
   // omp_get_max_task_priority(), and where it came from: hytask_omp sets
