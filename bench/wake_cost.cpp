@@ -7,7 +7,8 @@
 // the caches they disturb. On bare metal a few microseconds; on the virtual machines of
 // docs/benchmarks.md tens of them, which is why hytask's pollers keep their wakes few.
 //   bench_wake_cost [--cpu C] [--seconds S] [--periods-us P1,P2,...]
-// (defaults: CPU 0, 0.5 s per measurement, periods 1000,500,200,100 us)
+// (defaults: the first CPU the process may use, 0.5 s per measurement, periods
+// 1000,500,200,100 us)
 #include <pthread.h>
 #include <sched.h>
 #include <time.h>
@@ -90,10 +91,20 @@ gaps measure(int cpu, double seconds, long period_us, long& wakes) {
   return g;
 }
 
+// The first CPU this process may run on (the default: CPU 0 may be outside a container's set).
+int first_allowed_cpu() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0)
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set)) return c;
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  int cpu = 0;
+  int cpu = first_allowed_cpu();
   double seconds = 0.5;
   std::vector<long> periods = {1000, 500, 200, 100};
   for (int i = 1; i < argc; ++i) {
