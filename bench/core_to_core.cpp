@@ -4,8 +4,6 @@
 // edge between tasks on two workers costs, so docs/benchmarks.md records it beside the task
 // figures.
 //   bench_core_to_core [--cpus A,B] [--n N]      (default CPUs 0,1; N = 1000000)
-#include <pthread.h>
-#include <sched.h>
 
 #include <atomic>
 #include <chrono>
@@ -15,16 +13,11 @@
 #include <string>
 #include <thread>
 
+#include "pin.hpp"
+
 namespace {
 
 alignas(64) std::atomic<long> line{0};
-
-bool pin(int cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
-}
 
 [[noreturn]] void usage(const char* why) {
   std::fprintf(stderr, "bench_core_to_core: %s\nusage: bench_core_to_core [--cpus A,B] [--n N]\n", why);
@@ -51,14 +44,14 @@ int main(int argc, char** argv) {
   }
   bool pinned = true;
   std::thread peer([&] {
-    pinned = pin(b) && pinned;
+    pinned = bench::pin_this_thread(b) && pinned;
     for (long i = 0; i < n; ++i) {
       while (line.load(std::memory_order_acquire) != 2 * i + 1) {
       }
       line.store(2 * i + 2, std::memory_order_release);
     }
   });
-  if (!pin(a)) usage("cannot run on the CPUs given (see nproc / taskset)");
+  if (!bench::pin_this_thread(a)) usage("cannot run on the CPUs given (see nproc / taskset)");
   const auto t0 = std::chrono::steady_clock::now();
   for (long i = 0; i < n; ++i) {
     line.store(2 * i + 1, std::memory_order_release);

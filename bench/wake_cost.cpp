@@ -9,7 +9,6 @@
 //   bench_wake_cost [--cpu C] [--seconds S] [--periods-us P1,P2,...]
 // (defaults: the first CPU the process may use, 0.5 s per measurement, periods
 // 1000,500,200,100 us)
-#include <pthread.h>
 #include <sched.h>
 #include <time.h>
 
@@ -23,14 +22,9 @@
 #include <thread>
 #include <vector>
 
-namespace {
+#include "pin.hpp"
 
-bool pin(int cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
-}
+namespace {
 
 [[noreturn]] void usage(const std::string& why) {
   std::fprintf(stderr,
@@ -58,7 +52,7 @@ gaps measure(int cpu, double seconds, long period_us, long& wakes) {
   std::thread sleeper;
   if (period_us > 0) {
     sleeper = std::thread([&] {
-      if (!pin(cpu)) usage("cannot pin the sleeper to CPU " + std::to_string(cpu));
+      if (!bench::pin_this_thread(cpu)) usage("cannot pin the sleeper to CPU " + std::to_string(cpu));
       timespec at;
       clock_gettime(CLOCK_MONOTONIC, &at);
       while (!stop.load(std::memory_order_relaxed)) {
@@ -132,7 +126,7 @@ int main(int argc, char** argv) {
       usage("unknown option " + arg);
     }
   }
-  if (!pin(cpu)) usage("cannot pin to CPU " + std::to_string(cpu) + " (is it online and allowed?)");
+  if (!bench::pin_this_thread(cpu)) usage("cannot pin to CPU " + std::to_string(cpu) + " (is it online and allowed?)");
 
   long none = 0;
   const gaps base = measure(cpu, seconds, 0, none);
