@@ -46,6 +46,7 @@ endif()
 set(HYTASK_OMP_SOURCES
   ${PROJECT_SOURCE_DIR}/src/omp/commtask.cpp
   ${PROJECT_SOURCE_DIR}/src/omp/fulfill.cpp
+  ${PROJECT_SOURCE_DIR}/src/omp/gomp_task_hook.cpp
   ${PROJECT_SOURCE_DIR}/src/omp/layer.cpp
   ${PROJECT_SOURCE_DIR}/src/omp/ompt_tool.cpp
   ${PROJECT_SOURCE_DIR}/src/omp/progress_thread.cpp

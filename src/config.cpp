@@ -283,6 +283,13 @@ const std::vector<knob>& knobs() {
           ompt_use::automatic, &config::ompt, &settings::ompt, {"auto", "on", "off"},
           {ompt_use::automatic, ompt_use::on, ompt_use::off}),
 
+      enum_knob<bool, 2>(
+          "HYTASK_OMP_TASK_HOOKS", "omp_task_hooks", "'1' or '0'",
+          "OpenMP programs built by GCC (libgomp, no OMPT): wrap each task created through "
+          "GOMP_task so that its start and end are scheduling points that poll MPI, and the "
+          "session's thread sleeps while tasks run (1), or leave progress to the thread alone (0)",
+          true, &config::omp_task_hooks, &settings::omp_task_hooks, {"1", "0"}, {true, false}),
+
       number_knob<unsigned>(
           "HYTASK_OMPT_POLL_US", "ompt_poll_us", "an integer from 0 to 1000000 (microseconds)",
           "OpenMP programs: a thread at a scheduling point polls MPI when requests are pending and "

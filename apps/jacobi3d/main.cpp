@@ -267,6 +267,7 @@ int run(int argc, char** argv) {
         during.thread_polls = after.thread_polls - before.thread_polls;
         during.thread_cpu_ns = after.thread_cpu_ns - before.thread_cpu_ns;
         during.ompt_polls = after.ompt_polls - before.ompt_polls;
+        during.hook_polls = after.hook_polls - before.hook_polls;
         during.fulfilled = after.fulfilled - before.fulfilled;
       }
       if (o.breakdown) {
@@ -286,10 +287,12 @@ int run(int argc, char** argv) {
       // is a wake-up that takes a core from the compute while it runs (rank 0's figures).
       if (root && omp_session)
         std::printf("  progress (rank 0): %.1f polls per iteration by the session's thread (%.2f ms "
-                    "of its CPU), %.1f from OMPT callbacks; %.1f events fulfilled\n",
+                    "of its CPU), %.1f from OMPT callbacks, %.1f at task starts and ends; %.1f "
+                    "events fulfilled\n",
                     static_cast<double>(during.thread_polls) / o.iters,
                     1e-6 * static_cast<double>(during.thread_cpu_ns) / o.iters,
                     static_cast<double>(during.ompt_polls) / o.iters,
+                    static_cast<double>(during.hook_polls) / o.iters,
                     static_cast<double>(during.fulfilled) / o.iters);
     }
   }

@@ -50,6 +50,7 @@ struct config {
   std::optional<bool> intercept{};              // HYTASK_INTERCEPT: 1 | 0 (hytask::mpi_intercept)
   std::optional<bool> node_stats{};             // HYTASK_NODE_STATS: 1 | 0
   std::optional<ompt_use> ompt{};               // HYTASK_OMPT: auto | on | off (hytask::omp)
+  std::optional<bool> omp_task_hooks{};         // HYTASK_OMP_TASK_HOOKS: 1 | 0 (libgomp's task entry)
   std::optional<unsigned> ompt_poll_us{};       // HYTASK_OMPT_POLL_US: OMPT polls' spacing
   std::optional<unsigned> omp_poll_delay_us{};  // HYTASK_OMP_POLL_DELAY_US: first poll after a hand-over
   std::optional<unsigned> watchdog_s{};         // HYTASK_WATCHDOG_S: 0 = off
@@ -80,6 +81,7 @@ struct settings {
   bool intercept = true;
   bool node_stats = false;
   ompt_use ompt = ompt_use::automatic;
+  bool omp_task_hooks = true;
   unsigned ompt_poll_us = 0;
   unsigned omp_poll_delay_us = 0;
   unsigned watchdog_s = 0;

@@ -2,6 +2,8 @@
 // progress thread (progress_thread.hpp), fulfill_when and commtask share. It is a static
 // object that outlives every session, because OMPT callbacks exist for the whole process:
 // they look at `ompt_engine` and return at once while no session polls through them.
+// `ompt_engine` serves both kinds of scheduling point: OMPT callbacks (libomp) and the
+// boundaries of tasks wrapped by hytask's GOMP_task (libgomp, gomp_task_hook.cpp).
 #pragma once
 
 #include <atomic>
@@ -19,7 +21,7 @@ struct layer {
   // Requests handed over (fulfill_when, commtask) and not completed yet: what a callback
   // looks at first, without touching the session.
   std::atomic<std::int64_t> outstanding{0};
-  // The session's progress engine while OMPT callbacks should poll it, else null, and the
+  // The session's progress engine while scheduling points should poll it, else null, and the
   // callbacks using it. The session clears the pointer, then waits until `users` is 0 before
   // the engine goes: OpenMP threads outside the program's regions (libomp's pool and helper
   // threads) may be in a callback at any time.
@@ -50,11 +52,37 @@ struct layer {
     return (quiet < cap ? quiet : cap) - now;
   }
 
-  std::atomic<std::uint64_t> ompt_polls{0};
+  // libgomp's GOMP_task interposed (gomp_task_hook.cpp): while `task_hooks` is set, tasks
+  // created are wrapped; the wrapped tasks running now, and the last start or end of one
+  // while requests were outstanding.
+  std::atomic<bool> task_hooks{false};
+  std::atomic<int> tasks_running{0};
+  std::atomic<std::int64_t> last_boundary_ns{0};  // within a microsecond
+  // The session's thread asleep on its timer beside wrapped tasks (progress_thread.hpp), when
+  // the timer fires, and the period a task start pushes it to. Read by task boundaries
+  // without `users`, so that they take it only when they poll or must move the timer.
+  std::atomic<bool> thread_beside_tasks{false};
+  std::atomic<std::int64_t> thread_wakes_at{0};
+  std::atomic<std::int64_t> thread_backstop_ns{0};
+  // How long the team may run no wrapped task before the thread counts it idle.
+  static constexpr std::int64_t idle_grace_ns = 50'000;
+
+  std::atomic<std::uint64_t> ompt_polls{0};  // from OMPT callbacks
+  std::atomic<std::uint64_t> hook_polls{0};  // from wrapped libgomp tasks' boundaries
   std::atomic<std::uint64_t> fulfilled{0};
 };
 
 layer& the_layer() noexcept;
+
+// Whether a wrapped task's boundary at `now` must move the session's sleeping thread's timer:
+// a start (`start`) pushes it back to a backstop period from now once it is within half the
+// idle grace of firing; the end of the team's last running task (`running` 0) brings it
+// within the grace. So short tasks reset the timer every half grace at most, not twice each.
+inline bool retime_due(const layer& L, bool start, int running, std::int64_t now) noexcept {
+  if (!L.thread_beside_tasks.load(std::memory_order_seq_cst)) return false;
+  const std::int64_t at = L.thread_wakes_at.load(std::memory_order_relaxed);
+  return start ? at - now < layer::idle_grace_ns / 2 : running == 0 && at > now + layer::idle_grace_ns;
+}
 
 // The engine of the live session; throws hytask::usage_error naming `what` without one.
 mpi::detail::engine& need_session(const char* what);
@@ -66,6 +94,11 @@ void hand_over(mpi::detail::operation* op);
 // Prints "hytask: rank R: <message>" and ends the job (MPI_Abort): an error that arises on
 // the polling thread, where nobody can catch it.
 [[noreturn]] void fatal(const std::string& message);
+
+// A wrapped task starts (`starts`) or ends: counts it, and polls in line (gomp_task_hook.cpp).
+void task_boundary(bool starts);
+// Whether this process's calls of GOMP_task reach hytask's definition (it forwards them).
+bool gomp_task_hooked() noexcept;
 
 // The OMPT tool (ompt_tool.cpp).
 bool ompt_tool_running() noexcept;    // the OpenMP runtime started hytask's tool

@@ -28,9 +28,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/clock.hpp"
 #include "omp/layer.hpp"
-#include "omp/progress_thread.hpp"
+#include "omp/scheduling_point.hpp"
 
 #if HYTASK_HAVE_OMPT
 #include <omp-tools.h>
@@ -48,29 +47,6 @@ std::atomic<tool_state> g_state{
     tool_state::not_built
 #endif
 };
-
-// A thread reached a task scheduling point. Without outstanding requests (or without a
-// session) this is one load.
-inline void scheduling_point(bool starts_wait) {
-  layer& L = the_layer();
-  if (L.outstanding.load(std::memory_order_relaxed) <= 0) return;
-  const std::int64_t now = core::now_ns();
-  const bool due = now - L.last_ompt_poll_ns.load(std::memory_order_relaxed) >= L.ompt_poll_ns &&
-                   L.poll_wait(now) <= 0;
-  if (!due && !starts_wait) return;
-  L.users.fetch_add(1, std::memory_order_seq_cst);
-  if (mpi::detail::engine* e = L.ompt_engine.load(std::memory_order_seq_cst)) {
-    if (starts_wait)
-      if (progress_thread* t = L.thread.load(std::memory_order_acquire)) t->openmp_thread_waits();
-    if (due) {
-      L.last_ompt_poll_ns.store(now, std::memory_order_relaxed);
-      const std::uint64_t before = e->polls();
-      e->poll();  // returns at once if another thread is polling
-      if (e->polls() != before) L.ompt_polls.fetch_add(1, std::memory_order_relaxed);
-    }
-  }
-  L.users.fetch_sub(1, std::memory_order_release);
-}
 
 }  // namespace
 

@@ -20,8 +20,8 @@
 namespace hytask::omp::detail {
 
 progress_thread::progress_thread(mpi::detail::engine& e, std::int64_t min_ns, std::int64_t max_ns,
-                                 bool ompt, int workers)
-    : engine_(e), period_(min_ns, max_ns), ompt_(ompt), idle_(workers) {
+                                 bool ompt, bool task_hooks, int workers)
+    : engine_(e), period_(min_ns, max_ns), ompt_(ompt), task_hooks_(task_hooks), idle_(workers) {
   timer_ = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
   if (timer_ < 0)
     throw std::runtime_error(std::string("hytask::omp::session: timerfd_create failed (") +
@@ -48,6 +48,22 @@ void progress_thread::arm(std::int64_t ns) noexcept {
   itimerspec t{};
   t.it_value = core::to_timespec(ns);
   timerfd_settime(timer_, 0, &t, nullptr);
+}
+
+void progress_thread::arm_at(std::int64_t deadline) noexcept {
+  while (arming_.test_and_set(std::memory_order_acquire)) {
+  }
+  itimerspec t{};
+  t.it_value = core::to_timespec(deadline);
+  timerfd_settime(timer_, TFD_TIMER_ABSTIME, &t, nullptr);
+  the_layer().thread_wakes_at.store(deadline, std::memory_order_relaxed);
+  arming_.clear(std::memory_order_release);
+}
+
+void progress_thread::retime(bool start, std::int64_t now) noexcept {
+  const layer& L = the_layer();
+  if (!retime_due(L, start, start ? 1 : 0, now)) return;  // another boundary moved it
+  arm_at(now + (start ? L.thread_backstop_ns.load(std::memory_order_relaxed) : layer::idle_grace_ns));
 }
 
 void progress_thread::wake() noexcept {
@@ -98,6 +114,29 @@ void progress_thread::run() {
       aside_sleep = period_.max();
       polls_seen = engine_.polls();
       continue;
+    }
+    if (task_hooks_) {
+      // Wrapped tasks run: their boundaries poll in line, without taking the core from the
+      // compute. Sleep on the timer while they keep coming; a task that runs a backstop
+      // period without one, or the team running none for layer::idle_grace_ns, wakes it.
+      const layer& L = the_layer();
+      const std::int64_t now = core::now_ns(), b = period_.max();
+      const std::int64_t last = L.last_boundary_ns.load(std::memory_order_relaxed);
+      if (L.tasks_running.load(std::memory_order_seq_cst) > 0 && now - last < b) {
+        the_layer().thread_backstop_ns.store(b, std::memory_order_relaxed);
+        arm_at(last + b);
+        the_layer().thread_beside_tasks.store(true, std::memory_order_seq_cst);
+        if (L.tasks_running.load(std::memory_order_seq_cst) > 0 && !stop_.load(std::memory_order_acquire)) {
+          std::uint64_t fired;
+          while (::read(timer_, &fired, sizeof fired) < 0 && errno == EINTR) {
+          }
+        }
+        the_layer().thread_beside_tasks.store(false, std::memory_order_seq_cst);
+        aside_.fetch_add(1, std::memory_order_relaxed);
+        polls_seen = engine_.polls();
+        if (L.tasks_running.load(std::memory_order_relaxed) == 0) period_.reset();  // the team idles
+        continue;
+      }
     }
     long sleep_ns;
     const bool others = engine_.polls() != polls_seen;

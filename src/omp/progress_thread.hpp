@@ -44,8 +44,9 @@ class progress_thread {
  public:
   // `ompt`: OMPT callbacks poll too (stand aside while they do).
   // `workers`: the OpenMP threads that compute (core::idle_meter).
+  // `task_hooks`: wrapped libgomp tasks poll at their starts and ends (sleep while one runs).
   progress_thread(mpi::detail::engine& e, std::int64_t min_ns, std::int64_t max_ns, bool ompt,
-                  int workers);
+                  bool task_hooks, int workers);
   ~progress_thread();  // stops and joins
   progress_thread(const progress_thread&) = delete;
   progress_thread& operator=(const progress_thread&) = delete;
@@ -54,6 +55,10 @@ class progress_thread {
   void registered() noexcept;
   // An OpenMP thread starts a wait while requests are pending (an OMPT callback).
   void openmp_thread_waits() noexcept;
+
+  // Wrapped libgomp tasks (task_hooks): a task started (`start`), or the team's last running
+  // one ended, at `now`, and the timer is due for a move (layer.hpp: retime_due).
+  void retime(bool start, std::int64_t now) noexcept;
 
   std::uint64_t polls() const noexcept { return polls_.load(std::memory_order_relaxed); }
   std::uint64_t aside() const noexcept { return aside_.load(std::memory_order_relaxed); }
@@ -64,10 +69,12 @@ class progress_thread {
   void run();
   void wake() noexcept;
   void arm(std::int64_t ns) noexcept;  // the parked thread's timer: fires in `ns` (>= 1)
+  void arm_at(std::int64_t deadline) noexcept;  // the timer fires at `deadline` (now_ns)
 
   mpi::detail::engine& engine_;
   mpi::detail::polling_period period_;
   const bool ompt_;
+  const bool task_hooks_;
   core::idle_meter idle_;
   std::atomic<std::uint32_t> word_{0};   // the thread sleeps on it; wakes and stop bump it
   std::atomic<bool> parked_{false};      // sleeping with nothing pending, on the timer
@@ -76,6 +83,7 @@ class progress_thread {
   std::atomic<bool> dozing_{false};      // in a long sleep, standing aside
   std::atomic<bool> waiter_{false};      // an OpenMP thread started a wait since the last look
   std::atomic<bool> stop_{false};
+  std::atomic_flag arming_ = ATOMIC_FLAG_INIT;  // one timer setting at a time (arm_at)
   std::atomic<std::uint64_t> polls_{0}, aside_{0};
   std::thread thread_;
   clockid_t cpu_clock_{};  // the thread's CPU-time clock

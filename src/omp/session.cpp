@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <thread>
@@ -66,6 +67,7 @@ struct session::impl {
   std::unique_ptr<detail::progress_thread> thread;
   progress_policy progress = progress_policy::thread;
   bool ompt = false;
+  bool task_hooks = false;
   bool owns_mpi = false;
 
   void start(int* argc, char*** argv, const config& cfg);
@@ -149,20 +151,26 @@ void session::impl::start(int* argc, char*** argv, const config& cfg) {
   L.ompt_poll_ns = static_cast<std::int64_t>(rt->settings().ompt_poll_us) * 1000;
   L.poll_delay_ns = static_cast<std::int64_t>(rt->settings().omp_poll_delay_us) * 1000;
   L.ompt_polls.store(0);
+  L.hook_polls.store(0);
   L.fulfilled.store(0);
+  // libgomp: no OMPT, but its task entry point reaches hytask's (gomp_task_hook.cpp).
+  task_hooks = !ompt && s.omp_task_hooks && std::strcmp(openmp_runtime(), "libgomp") == 0 &&
+               detail::gomp_task_hooked();
   if (progress == progress_policy::thread) {
     thread = std::make_unique<detail::progress_thread>(
         e, static_cast<std::int64_t>(s.progress_min_us) * 1000,
-        static_cast<std::int64_t>(s.progress_max_us) * 1000, ompt, compute_threads());
+        static_cast<std::int64_t>(s.progress_max_us) * 1000, ompt, task_hooks, compute_threads());
     L.thread.store(thread.get(), std::memory_order_release);
   }
   L.engine.store(&e, std::memory_order_release);
-  if (ompt) L.ompt_engine.store(&e, std::memory_order_release);
+  if (ompt || task_hooks) L.ompt_engine.store(&e, std::memory_order_release);
+  L.task_hooks.store(task_hooks, std::memory_order_release);
 }
 
 void session::impl::stop() noexcept {
   detail::layer& L = detail::the_layer();
   L.engine.store(nullptr, std::memory_order_release);
+  L.task_hooks.store(false, std::memory_order_release);
   // No callback may use the engine or the thread once they go.
   L.ompt_engine.store(nullptr, std::memory_order_seq_cst);
   L.thread.store(nullptr, std::memory_order_seq_cst);
@@ -219,6 +227,8 @@ session_stats session::stats() const {
                                                               : detail::ompt_tool_state());
   out.progress = policy_name(impl_->progress);
   out.ompt_polls = L.ompt_polls.load(std::memory_order_relaxed);
+  out.task_hooks = impl_->task_hooks;
+  out.hook_polls = L.hook_polls.load(std::memory_order_relaxed);
   out.fulfilled = L.fulfilled.load(std::memory_order_relaxed);
   out.openmp_runtime = openmp_runtime();
   out.max_task_priority = omp_get_max_task_priority();

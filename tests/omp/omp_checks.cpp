@@ -14,6 +14,11 @@
 //   omp_checks <misuse>   funneled, no_session, in_parallel, two_sessions, refused (the
 //                         environment makes the session refuse): "caught: <message>"
 //   omp_checks truncate   a request that fails ends the job with a message naming it
+//   omp_checks hooks      (libgomp) tasks pass through hytask's GOMP_task intact (a firstprivate
+//                         copied by a copy constructor, an over-aligned one, an undeferred
+//                         detached task), and a request completes while compute tasks run,
+//                         polled at their starts and ends; with HYTASK_OMP_TASK_HOOKS=0 the
+//                         tasks are not wrapped and the thread completes it
 //   omp_checks state      prints whether OMPT is active, and why
 //   omp_checks priority   priority clauses take effect without OMP_MAX_TASK_PRIORITY in the
 //                         environment (hytask_omp sets it); the environment's value wins
@@ -28,6 +33,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -57,10 +63,12 @@ double value(int from, int round, int i) { return from * 1e6 + round * 1e3 + i; 
 
 void print_stats(const hytask::omp::session& hs) {
   const auto s = hs.stats();
-  std::printf("omp_checks %s: rank %d: ompt %d (%s), progress %s, ompt polls %llu, thread polls "
-              "%llu, thread stood aside %llu, thread CPU %.3f ms, fulfilled %llu\n",
+  std::printf("omp_checks %s: rank %d: ompt %d (%s), progress %s, ompt polls %llu, task hooks %d, "
+              "hook polls %llu, thread polls %llu, thread stood aside %llu, thread CPU %.3f ms, "
+              "fulfilled %llu\n",
               g_scenario, g_rank, s.ompt ? 1 : 0, s.ompt_state, s.progress,
-              static_cast<unsigned long long>(s.ompt_polls),
+              static_cast<unsigned long long>(s.ompt_polls), s.task_hooks ? 1 : 0,
+              static_cast<unsigned long long>(s.hook_polls),
               static_cast<unsigned long long>(s.thread_polls),
               static_cast<unsigned long long>(s.thread_aside), 1e-6 * static_cast<double>(s.thread_cpu_ns),
               static_cast<unsigned long long>(s.fulfilled));
@@ -146,22 +154,19 @@ bool late() {
   return true;
 }
 
-// OMPT alone (HYTASK_PROGRESS=none): compute tasks run while the message arrives; the
-// successor must run before they are all done, so a callback at a task switch polled.
-bool ompt() {
-  hytask::omp::session hs;
-  if (!hs.stats().ompt) fail(std::string("OMPT is not active: ") + hs.stats().ompt_state);
-  constexpr int tasks = 400;
+// A detached receive whose message is sent 30 ms into `tasks` compute tasks of `task_time`
+// each on 2 threads (by a thread outside OpenMP: a send task could wait behind the compute
+// tasks in the team's queues). Returns how many compute tasks had finished when the
+// receive's successor ran (`tasks`: only once the compute ended).
+int successor_among_compute(int tasks, std::chrono::microseconds task_time, int tag) {
   std::atomic<int> done{0};
   std::atomic<bool> posted{false};
   MPI_Barrier(MPI_COMM_WORLD);
   int at_successor = -1;
   double in = -1, out = value(g_rank, 0, 0);
-  // Sent 30 ms into the compute by a thread outside OpenMP (a send task could wait behind
-  // the compute tasks in the team's queues).
   std::thread sender([&] {
     sleep_ms(30);
-    MPI_Send(&out, 1, MPI_DOUBLE, g_peer, 7, MPI_COMM_WORLD);
+    MPI_Send(&out, 1, MPI_DOUBLE, g_peer, tag, MPI_COMM_WORLD);
   });
 #pragma omp parallel num_threads(2)
 #pragma omp single
@@ -170,7 +175,7 @@ bool ompt() {
 #pragma omp task detach(ev) depend(out: in) shared(in, posted)
     {
       MPI_Request r;
-      MPI_Irecv(&in, 1, MPI_DOUBLE, g_peer, 7, MPI_COMM_WORLD, &r);
+      MPI_Irecv(&in, 1, MPI_DOUBLE, g_peer, tag, MPI_COMM_WORLD, &r);
       hytask::omp::fulfill_when(ev, r);
       posted.store(true);
     }
@@ -187,12 +192,22 @@ bool ompt() {
     for (int t = 0; t < tasks; ++t) {
 #pragma omp task shared(done)
       {
-        sleep_ms(1);  // compute
+        std::this_thread::sleep_for(task_time);  // compute
         ++done;
       }
     }
   }
   sender.join();
+  return at_successor;
+}
+
+// OMPT alone (HYTASK_PROGRESS=none): compute tasks run while the message arrives; the
+// successor must run before they are all done, so a callback at a task switch polled.
+bool ompt() {
+  hytask::omp::session hs;
+  if (!hs.stats().ompt) fail(std::string("OMPT is not active: ") + hs.stats().ompt_state);
+  constexpr int tasks = 400;
+  const int at_successor = successor_among_compute(tasks, std::chrono::milliseconds(1), 7);
   print_stats(hs);
   const auto s = hs.stats();
   std::printf("omp_checks ompt: rank %d: the successor ran after %d of %d compute tasks\n", g_rank,
@@ -201,6 +216,78 @@ bool ompt() {
     fail("the request completed only when the compute ended (" + std::to_string(at_successor) + ")");
   if (s.ompt_polls == 0 || s.thread_polls != 0)
     fail("expected polls from OMPT callbacks only");
+  return true;
+}
+
+// A firstprivate that the compiler copies with a copy function (its constructor), and one
+// aligned beyond the argument block's usual alignment.
+struct copied {
+  std::vector<int> v;
+  alignas(64) double x = 0;
+};
+
+// libgomp's task entry point interposed (gomp_task_hook.cpp), `wrapped`: whether the session
+// says it wraps tasks (HYTASK_OMP_TASK_HOOKS).
+bool hooks(bool wrapped) {
+  hytask::omp::session hs;
+  if (hs.stats().task_hooks != wrapped)
+    fail(std::string("task hooks ") + (wrapped ? "off" : "on") + ", expected " + (wrapped ? "on" : "off"));
+  std::atomic<int> wrong{0};
+  double early = -1, early_out = value(g_rank, 2, 0), late_in = -1, late_out = value(g_rank, 3, 0);
+  MPI_Request early_send, late_send;
+  MPI_Isend(&early_out, 1, MPI_DOUBLE, g_peer, 31, MPI_COMM_WORLD, &early_send);
+  MPI_Isend(&late_out, 1, MPI_DOUBLE, g_peer, 33, MPI_COMM_WORLD, &late_send);
+#pragma omp parallel num_threads(2)
+#pragma omp single
+  {
+    for (int t = 0; t < 16; ++t) {
+      copied c;
+      c.v.assign(100, t);
+      c.x = t;
+#pragma omp task firstprivate(c, t) shared(wrong)
+      if (c.v.size() != 100 || c.v[99] != t || c.x != t || reinterpret_cast<std::uintptr_t>(&c.x) % 64 != 0)
+        ++wrong;
+    }
+    // Undeferred: the generating thread runs it at once and waits for its event.
+    omp_event_handle_t ev;
+#pragma omp task detach(ev) if (0) shared(early)
+    {
+      MPI_Request r;
+      MPI_Irecv(&early, 1, MPI_DOUBLE, g_peer, 31, MPI_COMM_WORLD, &r);
+      hytask::omp::fulfill_when(ev, r);
+    }
+    if (early != value(g_peer, 2, 0)) ++wrong;
+    // Detached, with a firstprivate copied by its constructor: the event reaches the body
+    // through the compiler's copy function.
+    copied c;
+    c.v.assign(10, 7);
+    omp_event_handle_t ev2;
+#pragma omp task detach(ev2) firstprivate(c) shared(late_in, wrong) depend(out: late_in)
+    {
+      if (c.v.size() != 10 || c.v[9] != 7) ++wrong;
+      MPI_Request r;
+      MPI_Irecv(&late_in, 1, MPI_DOUBLE, g_peer, 33, MPI_COMM_WORLD, &r);
+      hytask::omp::fulfill_when(ev2, r);
+    }
+#pragma omp task depend(in: late_in) shared(late_in, wrong)
+    if (late_in != value(g_peer, 3, 0)) ++wrong;
+  }
+  MPI_Wait(&early_send, MPI_STATUS_IGNORE);
+  MPI_Wait(&late_send, MPI_STATUS_IGNORE);
+  if (wrong.load() != 0) fail(std::to_string(wrong.load()) + " tasks saw their arguments changed");
+
+  // A request completes while compute tasks of 0.3 ms run (the message is sent 30 ms in).
+  constexpr int tasks = 400;
+  const hytask::omp::session_stats before = hs.stats();
+  const int at_successor = successor_among_compute(tasks, std::chrono::microseconds(300), 32);
+  print_stats(hs);
+  const hytask::omp::session_stats s = hs.stats();
+  std::printf("omp_checks hooks: rank %d: the successor ran after %d of %d compute tasks\n", g_rank,
+              at_successor, tasks);
+  if (at_successor < 0 || at_successor >= tasks)
+    fail("the request completed only when the compute ended (" + std::to_string(at_successor) + ")");
+  if (wrapped && s.hook_polls == before.hook_polls) fail("no poll at a task's start or end");
+  if (!wrapped && s.hook_polls != 0) fail("polls at task boundaries with the hooks off");
   return true;
 }
 
@@ -537,6 +624,8 @@ int main(int argc, char** argv) {
   else if (s == "truncate") ok = truncate();
   else if (s == "priority") ok = priority();
   else if (s == "delay") ok = delay();
+  else if (s == "hooks") ok = hooks(true);
+  else if (s == "hooks_off") ok = hooks(false);
   else if (s == "state") {
     hytask::omp::session hs;
     print_stats(hs);

@@ -46,8 +46,13 @@ struct session_stats {
   const char* ompt_state = "";     // why or why not, one line
   const char* progress = "";       // "thread", "node", "workers" or "none"
   std::uint64_t ompt_polls = 0;    // polls made from OMPT callbacks
+  // GCC's libgomp: tasks created through hytask's GOMP_task are wrapped, and their starts and
+  // ends poll (HYTASK_OMP_TASK_HOOKS, docs/omp.md).
+  bool task_hooks = false;
+  std::uint64_t hook_polls = 0;    // polls made at those tasks' starts and ends
   std::uint64_t thread_polls = 0;  // polls made by the session's progress thread
-  std::uint64_t thread_aside = 0;  // looks of that thread that left the polling to OMPT
+  // Looks of that thread that left the polling to OMPT callbacks or to the running tasks' ends.
+  std::uint64_t thread_aside = 0;
   // The CPU time that thread has used (ns): its polls, the MPI progress and kernel work they
   // do (on a core shared with the compute, time the compute waits), and its wakes.
   std::uint64_t thread_cpu_ns = 0;
