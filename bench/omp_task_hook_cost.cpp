@@ -18,24 +18,14 @@
 #include <string>
 #include <vector>
 
+#include "empty_tasks.hpp"
 #include "hytask/omp.hpp"
 
 namespace {
 
 double tasks_ns(int n) {
   const auto t0 = std::chrono::steady_clock::now();
-#pragma omp parallel num_threads(2)
-#pragma omp single
-  {
-    for (int i = 0; i < n; ++i) {
-#pragma omp task firstprivate(i)
-      {
-        volatile int x = i;
-        (void)x;
-      }
-    }
-#pragma omp taskwait
-  }
+  bench::run_empty_tasks(n);
   return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / n;
 }
 

@@ -10,19 +10,12 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "empty_tasks.hpp"
 #include "hytask/omp.hpp"
 
 int main(int argc, char** argv) {
   const int n = argc > 1 ? std::atoi(argv[1]) : 20000;
-#pragma omp parallel num_threads(2)
-#pragma omp single
-  for (int i = 0; i < n; ++i) {
-#pragma omp task firstprivate(i)
-    {
-      volatile int x = i;
-      (void)x;
-    }
-  }
+  bench::run_empty_tasks(n);
   if (argc > 5) hytask::omp::session s;  // links hytask's tool in; never runs
   std::printf("%d tasks, %s\n", n, hytask::omp::openmp_runtime());
 }

@@ -84,13 +84,12 @@ void task_boundary(bool starts) {
   // Shared by the team: written at most once a microsecond.
   if (now - L.last_boundary_ns.load(std::memory_order_relaxed) > 1000)
     L.last_boundary_ns.store(now, std::memory_order_relaxed);
-  const bool due = now - L.last_ompt_poll_ns.load(std::memory_order_relaxed) >= L.ompt_poll_ns &&
-                   L.poll_wait(now) <= 0;
+  const bool due = poll_due(L, now);
   const bool retime = retime_due(L, starts, running, now);
   if (!due && !retime) return;
   L.users.fetch_add(1, std::memory_order_seq_cst);
-  if (mpi::detail::engine* e = L.ompt_engine.load(std::memory_order_seq_cst)) {
-    if (due) poll_if_due(L, *e, now, L.hook_polls);
+  if (mpi::detail::engine* e = L.point_engine.load(std::memory_order_seq_cst)) {
+    if (due) point_poll(L, *e, now, L.hook_polls);
     if (retime)
       if (progress_thread* t = L.thread.load(std::memory_order_acquire)) t->retime(starts, now);
   }

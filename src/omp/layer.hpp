@@ -1,9 +1,9 @@
 // The omp layer's process-wide state: what the OMPT callbacks (ompt_tool.cpp), the session's
 // progress thread (progress_thread.hpp), fulfill_when and commtask share. It is a static
 // object that outlives every session, because OMPT callbacks exist for the whole process:
-// they look at `ompt_engine` and return at once while no session polls through them.
-// `ompt_engine` serves both kinds of scheduling point: OMPT callbacks (libomp) and the
-// boundaries of tasks wrapped by hytask's GOMP_task (libgomp, gomp_task_hook.cpp).
+// they look at `point_engine` and return at once while no session polls through them.
+// "Point" is a scheduling point of either kind: an OMPT callback (libomp) or the start or end
+// of a task wrapped by hytask's GOMP_task (libgomp, gomp_task_hook.cpp).
 #pragma once
 
 #include <atomic>
@@ -25,15 +25,15 @@ struct layer {
   // callbacks using it. The session clears the pointer, then waits until `users` is 0 before
   // the engine goes: OpenMP threads outside the program's regions (libomp's pool and helper
   // threads) may be in a callback at any time.
-  std::atomic<mpi::detail::engine*> ompt_engine{nullptr};
+  std::atomic<mpi::detail::engine*> point_engine{nullptr};
   std::atomic<int> users{0};
   // The engine while a session exists (fulfill_when, commtask), else null.
   std::atomic<mpi::detail::engine*> engine{nullptr};
   // The session's progress thread (HYTASK_PROGRESS=thread), else null; read by callbacks
   // under `users`.
   std::atomic<progress_thread*> thread{nullptr};
-  std::int64_t ompt_poll_ns = 0;                   // HYTASK_OMPT_POLL_US
-  std::atomic<std::int64_t> last_ompt_poll_ns{0};  // the rank's last poll from a callback
+  std::int64_t point_poll_ns = 0;                    // HYTASK_OMPT_POLL_US
+  std::atomic<std::int64_t> last_point_poll_ns{0};  // the rank's last poll from a point
 
   // HYTASK_OMP_POLL_DELAY_US: no poll until the hand-overs of a burst (an exchange's receives
   // and sends, posted by one task after another) have stopped for this long. A poll between

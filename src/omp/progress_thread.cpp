@@ -119,19 +119,19 @@ void progress_thread::run() {
       // Wrapped tasks run: their boundaries poll in line, without taking the core from the
       // compute. Sleep on the timer while they keep coming; a task that runs a backstop
       // period without one, or the team running none for layer::idle_grace_ns, wakes it.
-      const layer& L = the_layer();
+      layer& L = the_layer();
       const std::int64_t now = core::now_ns(), b = period_.max();
       const std::int64_t last = L.last_boundary_ns.load(std::memory_order_relaxed);
       if (L.tasks_running.load(std::memory_order_seq_cst) > 0 && now - last < b) {
-        the_layer().thread_backstop_ns.store(b, std::memory_order_relaxed);
+        L.thread_backstop_ns.store(b, std::memory_order_relaxed);
         arm_at(last + b);
-        the_layer().thread_beside_tasks.store(true, std::memory_order_seq_cst);
+        L.thread_beside_tasks.store(true, std::memory_order_seq_cst);
         if (L.tasks_running.load(std::memory_order_seq_cst) > 0 && !stop_.load(std::memory_order_acquire)) {
           std::uint64_t fired;
           while (::read(timer_, &fired, sizeof fired) < 0 && errno == EINTR) {
           }
         }
-        the_layer().thread_beside_tasks.store(false, std::memory_order_seq_cst);
+        L.thread_beside_tasks.store(false, std::memory_order_seq_cst);
         aside_.fetch_add(1, std::memory_order_relaxed);
         polls_seen = engine_.polls();
         if (L.tasks_running.load(std::memory_order_relaxed) == 0) period_.reset();  // the team idles

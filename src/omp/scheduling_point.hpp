@@ -13,12 +13,17 @@
 
 namespace hytask::omp::detail {
 
-// Polls `e` unless the rank polled from a scheduling point within HYTASK_OMPT_POLL_US or a
-// request was handed over within HYTASK_OMP_POLL_DELAY_US, and counts a poll made in `polls`.
+// Whether a scheduling point at `now` should poll: HYTASK_OMPT_POLL_US have passed since the
+// rank's last poll from one, and no request was handed over within HYTASK_OMP_POLL_DELAY_US.
+inline bool poll_due(const layer& L, std::int64_t now) noexcept {
+  return now - L.last_point_poll_ns.load(std::memory_order_relaxed) >= L.point_poll_ns &&
+         L.poll_wait(now) <= 0;
+}
+
+// Polls `e` from a scheduling point (a due one: poll_due), counting a poll made in `polls`.
 // Call with `users` held.
-inline void poll_if_due(layer& L, mpi::detail::engine& e, std::int64_t now, std::atomic<std::uint64_t>& polls) {
-  if (now - L.last_ompt_poll_ns.load(std::memory_order_relaxed) < L.ompt_poll_ns || L.poll_wait(now) > 0) return;
-  L.last_ompt_poll_ns.store(now, std::memory_order_relaxed);
+inline void point_poll(layer& L, mpi::detail::engine& e, std::int64_t now, std::atomic<std::uint64_t>& polls) {
+  L.last_point_poll_ns.store(now, std::memory_order_relaxed);
   const std::uint64_t before = e.polls();
   e.poll();  // returns at once if another thread is polling
   if (e.polls() != before) polls.fetch_add(1, std::memory_order_relaxed);
@@ -32,14 +37,13 @@ inline void scheduling_point(bool starts_wait) {
   layer& L = the_layer();
   if (L.outstanding.load(std::memory_order_relaxed) <= 0) return;
   const std::int64_t now = core::now_ns();
-  const bool due = now - L.last_ompt_poll_ns.load(std::memory_order_relaxed) >= L.ompt_poll_ns &&
-                   L.poll_wait(now) <= 0;
+  const bool due = poll_due(L, now);
   if (!due && !starts_wait) return;
   L.users.fetch_add(1, std::memory_order_seq_cst);
-  if (mpi::detail::engine* e = L.ompt_engine.load(std::memory_order_seq_cst)) {
+  if (mpi::detail::engine* e = L.point_engine.load(std::memory_order_seq_cst)) {
     if (starts_wait)
       if (progress_thread* t = L.thread.load(std::memory_order_acquire)) t->openmp_thread_waits();
-    if (due) poll_if_due(L, *e, now, L.ompt_polls);
+    if (due) point_poll(L, *e, now, L.ompt_polls);
   }
   L.users.fetch_sub(1, std::memory_order_release);
 }

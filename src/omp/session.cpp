@@ -148,7 +148,7 @@ void session::impl::start(int* argc, char*** argv, const config& cfg) {
   }
   mpi::detail::engine& e = mpi::detail::comm_system::instance()->eng();
   detail::layer& L = detail::the_layer();
-  L.ompt_poll_ns = static_cast<std::int64_t>(rt->settings().ompt_poll_us) * 1000;
+  L.point_poll_ns = static_cast<std::int64_t>(rt->settings().ompt_poll_us) * 1000;
   L.poll_delay_ns = static_cast<std::int64_t>(rt->settings().omp_poll_delay_us) * 1000;
   L.ompt_polls.store(0);
   L.hook_polls.store(0);
@@ -163,7 +163,7 @@ void session::impl::start(int* argc, char*** argv, const config& cfg) {
     L.thread.store(thread.get(), std::memory_order_release);
   }
   L.engine.store(&e, std::memory_order_release);
-  if (ompt || task_hooks) L.ompt_engine.store(&e, std::memory_order_release);
+  if (ompt || task_hooks) L.point_engine.store(&e, std::memory_order_release);
   L.task_hooks.store(task_hooks, std::memory_order_release);
 }
 
@@ -172,7 +172,7 @@ void session::impl::stop() noexcept {
   L.engine.store(nullptr, std::memory_order_release);
   L.task_hooks.store(false, std::memory_order_release);
   // No callback may use the engine or the thread once they go.
-  L.ompt_engine.store(nullptr, std::memory_order_seq_cst);
+  L.point_engine.store(nullptr, std::memory_order_seq_cst);
   L.thread.store(nullptr, std::memory_order_seq_cst);
   while (L.users.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
   // The thread polls the engine, which the runtime's shutdown destroys: it goes first. The
