@@ -102,8 +102,9 @@ that must all give bit-identical results.
   --halo datatype|packed halos as MPI subarray types, or packed into buffers, default datatype
   --block ZxXxY          task / cache block (0 = whole extent), default 8x64x0
   --window W             dataflow, intercepted, omp-detach: iterations in flight at most
-                         (run-ahead), default 3; omp-detach under GCC's libgomp waits for
-                         each batch of W iterations, default 1
+                         (run-ahead), default 3; omp-detach under GCC's libgomp, and under
+                         libomp before LLVM 19, waits for each batch of W iterations,
+                         default 1
   --threads T            threads per rank for the hybrid and hytask variants, default the
                          cores available to the rank divided by the ranks on its node
   --no-breakdown         skip timing compute alone and communication alone

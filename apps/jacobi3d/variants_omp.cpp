@@ -7,14 +7,21 @@
 // The same graph as dataflow (variants_hytask.cpp), on the same tokens: only the runtime
 // differs.
 //
-// The run-ahead window differs by runtime. libomp: iteration k is generated once iteration
-// k - W has completed (taskwait depend on its marker), as dataflow's window. GCC's libgomp
-// completes a detached task when its body returns if the thread runs it while waiting for
-// the dependences of a task it must run at once — taskwait depend, and every task created
-// while more than 64 tasks per thread exist (its throttle) — before the event is fulfilled:
+// The run-ahead window differs by runtime. libomp from LLVM 19: iteration k is generated once
+// iteration k - W has completed (taskwait depend on its marker), as dataflow's window. Older
+// libomp (Debian 12's is LLVM 14) has a race in taskwait depend (llvm-project issue 85963,
+// fixed in LLVM 19): the wait's dependence node lives on the waiting thread's stack, and the
+// thread that completes the awaited task decrements the node's reference count after the
+// waiter may have returned, in whatever that stack holds by then. It crashed jacobi3d-clang
+// twice in CI (a pointer saved on the generator's stack, its high half one less), and a
+// stand-alone OpenMP loop of one task and one taskwait depend shows it within milliseconds
+// (docs/omp.md#runtimes). There, and under GCC's libgomp, the generator makes W iterations
+// and waits for them all with a plain taskwait. GCC's libgomp needs more: it completes a
+// detached task when its body returns if the thread runs it while waiting for the
+// dependences of a task it must run at once — taskwait depend, and every task created while
+// more than 64 tasks per thread exist (its throttle) — before the event is fulfilled:
 // successors would read halos not received, and the fulfilment would touch a freed task.
-// So under libgomp the generator makes W iterations and waits for them all (a plain taskwait,
-// which handles detached tasks), with W cut so that they stay within the throttle. And its
+// So under libgomp W is also cut so that the W iterations stay within the throttle. And its
 // barrier at the region's end misses a last task completed by hytask's progress thread: the
 // generator ends with a taskwait. libomp runs a team of one thread serialised and aborts when
 // a detached task is fulfilled late there: omp-detach needs 2 threads under libomp.
@@ -34,6 +41,14 @@
 namespace jacobi {
 
 namespace {
+
+// libomp's taskwait depend writes into the waiting thread's stack after the wait (above) before
+// LLVM 19. The libomp a Clang build links is the one of its own release.
+#if defined(__clang__) && __clang_major__ < 19
+constexpr bool libomp_taskwait_depend_racy = true;
+#else
+constexpr bool libomp_taskwait_depend_racy = false;
+#endif
 
 // An MPI error inside a task cannot be thrown out of it: report and abort.
 void post(int rc, const char* call, int peer, MPI_Comm comm) {
@@ -62,19 +77,21 @@ pass_result run_omp_detach(const domain& g, const fields& f, const pass_args& a)
   const block_graph graph(g, blocks);
   const bool packed = g.opts.halo == halo_mode::packed;
   const std::size_t nf = g.faces.size(), nb = blocks.boxes.size();
-  // libgomp: tasks per iteration (blocks, halo tasks, the marker) times the window stay
-  // within its throttle, 64 tasks per thread.
-  const bool drain = std::strcmp(hytask::omp::openmp_runtime(), "libgomp") == 0;
-  // libomp: dataflow's window. libgomp: batches of one iteration, each ended by a taskwait,
-  // as an OpenMP program would write it, unless --window asks for more: larger batches
-  // measured slower (2 iterations: 20.7-21.9 ms against 18.1-19.2 for 1,
-  // docs/benchmarks.md#omp-detach).
+  const bool libgomp = std::strcmp(hytask::omp::openmp_runtime(), "libgomp") == 0;
+  const bool libomp = std::strcmp(hytask::omp::openmp_runtime(), "libomp") == 0;
+  // Batches of W iterations, each ended by a plain taskwait, where taskwait depend is unsafe
+  // (above). W = 1 unless --window asks for more, as an OpenMP program would write it:
+  // larger batches measured slower under libgomp (2 iterations: 20.7-21.9 ms against
+  // 18.1-19.2 for 1, docs/benchmarks.md#omp-detach). Elsewhere dataflow's sliding window.
+  const bool drain = libgomp || (libomp && libomp_taskwait_depend_racy);
   int window = g.opts.window > 0 ? g.opts.window : drain ? 1 : default_window;
-  if (std::strcmp(hytask::omp::openmp_runtime(), "libomp") == 0 && a.threads < 2)
+  if (libomp && a.threads < 2)
     throw usage_error("omp-detach under libomp needs --threads 2 or more: libomp runs a team of one thread "
                       "serialised and aborts when a detached task is fulfilled after its body returned; "
                       "or use jacobi3d (GCC's libgomp)");
-  if (drain) {
+  if (libgomp) {
+    // Tasks per iteration (blocks, halo tasks, the marker) times the window stay within its
+    // throttle, 64 tasks per thread.
     const std::size_t per_iteration = nb + (packed ? 4 : 2) * nf + 1;
     const std::size_t fits = 64 * static_cast<std::size_t>(a.threads) / per_iteration;
     if (fits == 0)
