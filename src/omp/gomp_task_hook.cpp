@@ -58,9 +58,9 @@ void run_wrapped(void* block) {
   // Without a copy function the block is a byte copy of the caller's, whose first word
   // libgomp would have set; with one, copy_wrapped set it before the copy function ran.
   if (h->detach && h->cpyfn == nullptr && data != nullptr) std::memcpy(data, &h->event, sizeof(void*));
-  hytask::omp::detail::task_boundary(true);
+  const std::int64_t start = hytask::omp::detail::task_boundary(true, 0);
   h->fn(data);
-  hytask::omp::detail::task_boundary(false);
+  hytask::omp::detail::task_boundary(false, start);
 }
 
 // libgomp calls it within GOMP_task, while the caller's block is alive.
@@ -75,18 +75,19 @@ void copy_wrapped(void* to, void* from) {
 
 namespace hytask::omp::detail {
 
-void task_boundary(bool starts) {
+std::int64_t task_boundary(bool starts, std::int64_t started) {
   layer& L = the_layer();
   const int running = starts ? L.tasks_running.fetch_add(1, std::memory_order_seq_cst) + 1
                              : L.tasks_running.fetch_sub(1, std::memory_order_seq_cst) - 1;
-  if (L.outstanding.load(std::memory_order_relaxed) <= 0) return;
+  if (L.outstanding.load(std::memory_order_relaxed) <= 0) return 0;
   const std::int64_t now = core::now_ns();
   // Shared by the team: written at most once a microsecond.
   if (now - L.last_boundary_ns.load(std::memory_order_relaxed) > 1000)
     L.last_boundary_ns.store(now, std::memory_order_relaxed);
+  if (!starts && started != 0) note_long_task(L, now - started);
   const bool due = poll_due(L, now);
   const bool retime = retime_due(L, starts, running, now);
-  if (!due && !retime) return;
+  if (!due && !retime) return now;
   L.users.fetch_add(1, std::memory_order_seq_cst);
   if (mpi::detail::engine* e = L.point_engine.load(std::memory_order_seq_cst)) {
     if (due) point_poll(L, *e, now, L.hook_polls);
@@ -94,6 +95,7 @@ void task_boundary(bool starts) {
       if (progress_thread* t = L.thread.load(std::memory_order_acquire)) t->retime(starts, now);
   }
   L.users.fetch_sub(1, std::memory_order_release);
+  return now;
 }
 
 bool gomp_task_hooked() noexcept {

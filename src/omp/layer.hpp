@@ -66,6 +66,9 @@ struct layer {
   std::atomic<std::int64_t> thread_backstop_ns{0};
   // How long the team may run no wrapped task before the thread counts it idle.
   static constexpr std::int64_t idle_grace_ns = 50'000;
+  // The typical length of the team's long tasks (those of at least half the thread's
+  // backstop), a moving average over their ends while requests were outstanding; 0 before.
+  std::atomic<std::int64_t> long_task_ns{0};
 
   std::atomic<std::uint64_t> ompt_polls{0};  // from OMPT callbacks
   std::atomic<std::uint64_t> hook_polls{0};  // from wrapped libgomp tasks' boundaries
@@ -84,6 +87,24 @@ inline bool retime_due(const layer& L, bool start, int running, std::int64_t now
   return start ? at - now < layer::idle_grace_ns / 2 : running == 0 && at > now + layer::idle_grace_ns;
 }
 
+// A wrapped task of `ns` ended: a long one (at least half the backstop) moves the average.
+inline void note_long_task(layer& L, std::int64_t ns) noexcept {
+  if (2 * ns < L.thread_backstop_ns.load(std::memory_order_relaxed)) return;
+  const std::int64_t old = L.long_task_ns.load(std::memory_order_relaxed);
+  L.long_task_ns.store(old == 0 ? ns : old + (ns - old) / 8, std::memory_order_relaxed);
+}
+
+// How long the session's thread sleeps beside wrapped tasks without a boundary, given its
+// longest period `b`: b, or past the team's typical long task when that is up to 1.6 b long.
+// A thread that woke after b beside tasks of about b polled a moment before the task's end
+// polled anyway, a wake per task for nothing; tasks much longer than b still get its polls
+// every b.
+inline std::int64_t beside_tasks_backstop(const layer& L, std::int64_t b) noexcept {
+  const std::int64_t typical = L.long_task_ns.load(std::memory_order_relaxed);
+  const std::int64_t past = typical + typical / 4;
+  return typical > 0 && past > b && past <= 2 * b ? past : b;
+}
+
 // The engine of the live session; throws hytask::usage_error naming `what` without one.
 mpi::detail::engine& need_session(const char* what);
 
@@ -96,7 +117,8 @@ void hand_over(mpi::detail::operation* op);
 [[noreturn]] void fatal(const std::string& message);
 
 // A wrapped task starts (`starts`) or ends: counts it, and polls in line (gomp_task_hook.cpp).
-void task_boundary(bool starts);
+// Returns the time it read (0: none, no request outstanding); an end is given its start's.
+std::int64_t task_boundary(bool starts, std::int64_t started);
 // Whether this process's calls of GOMP_task reach hytask's definition (it forwards them).
 bool gomp_task_hooked() noexcept;
 

@@ -120,7 +120,8 @@ void progress_thread::run() {
       // compute. Sleep on the timer while they keep coming; a task that runs a backstop
       // period without one, or the team running none for layer::idle_grace_ns, wakes it.
       layer& L = the_layer();
-      const std::int64_t now = core::now_ns(), b = period_.max();
+      const std::int64_t now = core::now_ns();
+      const std::int64_t b = beside_tasks_backstop(L, period_.max());
       const std::int64_t last = L.last_boundary_ns.load(std::memory_order_relaxed);
       if (L.tasks_running.load(std::memory_order_seq_cst) > 0 && now - last < b) {
         L.thread_backstop_ns.store(b, std::memory_order_relaxed);

@@ -1,0 +1,62 @@
+// How long hytask_omp's session thread sleeps beside wrapped libgomp tasks (src/omp/layer.hpp):
+// one longest period b without a boundary, or a quarter past the team's typical long task
+// when that runs up to 1.6 b, so that the thread does not wake a moment before each task's
+// own end polls.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include "omp/layer.hpp"
+
+namespace {
+
+using hytask::omp::detail::beside_tasks_backstop;
+using hytask::omp::detail::layer;
+using hytask::omp::detail::note_long_task;
+
+constexpr std::int64_t us = 1000, ms = 1000 * us;
+
+// The team ran `n` tasks of `length` while the thread's backstop was `b`.
+void tasks(layer& L, std::int64_t b, int n, std::int64_t length) {
+  L.thread_backstop_ns.store(b);
+  for (int i = 0; i < n; ++i) note_long_task(L, length);
+}
+
+TEST(OmpBackstop, OnePeriodBeforeAnyTaskWasSeen) {
+  layer L;
+  EXPECT_EQ(beside_tasks_backstop(L, 1300 * us), 1300 * us);
+}
+
+TEST(OmpBackstop, AQuarterPastTasksAsLongAsThePeriod) {
+  layer L;
+  tasks(L, 1300 * us, 20, 1300 * us);
+  EXPECT_EQ(beside_tasks_backstop(L, 1300 * us), 1625 * us);
+}
+
+TEST(OmpBackstop, TasksShorterThanThePeriodKeepIt) {
+  layer L;
+  tasks(L, 1300 * us, 20, 800 * us);  // counted (at least half of b), but their end comes first
+  EXPECT_EQ(beside_tasks_backstop(L, 1300 * us), 1300 * us);
+}
+
+TEST(OmpBackstop, LongTasksStillGetPollsEveryPeriod) {
+  layer L;
+  tasks(L, 1300 * us, 20, 5 * ms);
+  EXPECT_EQ(beside_tasks_backstop(L, 1300 * us), 1300 * us);
+}
+
+TEST(OmpBackstop, ShortTasksDoNotMoveTheTypicalLongOne) {
+  layer L;
+  tasks(L, 1300 * us, 20, 1300 * us);
+  tasks(L, 1625 * us, 200, 50 * us);  // halo posts, packs: far below half the backstop
+  EXPECT_EQ(beside_tasks_backstop(L, 1300 * us), 1625 * us);
+}
+
+TEST(OmpBackstop, TheAverageFollowsAChange) {
+  layer L;
+  tasks(L, 1300 * us, 20, 1300 * us);
+  tasks(L, 1625 * us, 60, 4 * ms);  // the tasks grew past 1.6 b: back to polls every b
+  EXPECT_EQ(beside_tasks_backstop(L, 1300 * us), 1300 * us);
+}
+
+}  // namespace
