@@ -27,22 +27,18 @@ TEST(OmpBackstop, OnePeriodBeforeAnyTaskWasSeen) {
   EXPECT_EQ(beside_tasks_backstop(L, 1300 * us), 1300 * us);
 }
 
-TEST(OmpBackstop, AQuarterPastTasksAsLongAsThePeriod) {
-  layer L;
-  tasks(L, 1300 * us, 20, 1300 * us);
-  EXPECT_EQ(beside_tasks_backstop(L, 1300 * us), 1625 * us);
-}
-
-TEST(OmpBackstop, TasksShorterThanThePeriodKeepIt) {
-  layer L;
-  tasks(L, 1300 * us, 20, 800 * us);  // counted (at least half of b), but their end comes first
-  EXPECT_EQ(beside_tasks_backstop(L, 1300 * us), 1300 * us);
-}
-
-TEST(OmpBackstop, LongTasksStillGetPollsEveryPeriod) {
-  layer L;
-  tasks(L, 1300 * us, 20, 5 * ms);
-  EXPECT_EQ(beside_tasks_backstop(L, 1300 * us), 1300 * us);
+// After 20 tasks of one length, with b = 1.3 ms: a quarter past tasks as long as b; b for
+// tasks that end before it (counted, at least half of b) and for tasks longer than 1.6 b,
+// which still get the thread's polls every b.
+TEST(OmpBackstop, FollowsTheTasksLength) {
+  struct {
+    std::int64_t length, expected;
+  } const cases[] = {{1300 * us, 1625 * us}, {800 * us, 1300 * us}, {5 * ms, 1300 * us}};
+  for (const auto& c : cases) {
+    layer L;
+    tasks(L, 1300 * us, 20, c.length);
+    EXPECT_EQ(beside_tasks_backstop(L, 1300 * us), c.expected) << "tasks of " << c.length << " ns";
+  }
 }
 
 TEST(OmpBackstop, ShortTasksDoNotMoveTheTypicalLongOne) {
