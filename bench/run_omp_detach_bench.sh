@@ -34,8 +34,8 @@
 # Every job gets the same --block; only the task variants (omp-detach here) cut their sweeps
 # into blocks, the fork-join peers sweep whole planes. So the blocks are whole planes, 16 at
 # a time: cut along x as well (16x128x0, the default until 2026-11-29), omp-detach's sweeps
-# alone took 3-12 % longer than the peers' on this guest (92 % and 84 % of their speed in
-# run S), and the comparison measured the blocking more than the progress
+# alone took 8.5 % longer than the peers' on one rank (median of 8 jobs; 92 % and 84 % of
+# their speed in run S), and the comparison measured the blocking more than the progress
 # (docs/benchmarks.md#run-t). 16x0x0 makes 8 block tasks per iteration and rank, within
 # libgomp's 64 tasks per thread (one iteration per taskwait, its default there).
 set -euo pipefail

@@ -14,7 +14,7 @@
 // thread that completes the awaited task decrements the node's reference count after the
 // waiter may have returned, in whatever that stack holds by then. It crashed jacobi3d-clang
 // twice in CI (a pointer saved on the generator's stack, its high half one less), and a
-// stand-alone OpenMP loop of one task and one taskwait depend shows it within milliseconds
+// stand-alone OpenMP loop of one task and one taskwait depend dies of it within a second
 // (docs/omp.md#runtimes). There, and under GCC's libgomp, the generator makes W iterations
 // and waits for them all with a plain taskwait. GCC's libgomp needs more: it completes a
 // detached task when its body returns if the thread runs it while waiting for the
