@@ -137,13 +137,35 @@ void home::finish(node* n, effects& fx) {
     return;
   }
   chain* c = n->where;
-  if (--c->incomplete == 0) drop_chain(c->key, *c);
+  if (--c->incomplete == 0) {
+    drop_chain(c->key, *c);
+    return;
+  }
+  // Readers only wait for the writer before them, and a later writer skips completed nodes:
+  // once half the readers are done, free them (amortised O(1) per reader).
+  if (n->kind == dep_kind::in && 2 * ++c->done_readers > c->readers.size()) prune_readers(*c);
+}
+
+void home::prune_readers(chain& c) {
+  std::size_t kept = 0;
+  for (node* r : c.readers) {
+    if (r->complete) {
+      r->in_chain = false;
+      r->where = nullptr;
+      free_node(r);
+    } else {
+      c.readers[kept++] = r;
+    }
+  }
+  c.readers.resize(kept);
+  c.done_readers = 0;
 }
 
 void home::enter(chain& c, node* n) {
   n->in_chain = true;
   n->where = &c;
   if (!n->complete) ++c.incomplete;
+  else if (n->kind == dep_kind::in) ++c.done_readers;
 }
 
 void home::leave(node* n) {
@@ -231,6 +253,7 @@ void home::match(std::uint32_t phase, bool first, effects& fx) {
         for (node* r : c.readers) edge(r);
         for (node* r : c.readers) leave(r);
         c.readers.clear();
+        c.done_readers = 0;
         if (c.last_out) leave(c.last_out);
         c.last_out = g;
       } else {
@@ -245,6 +268,7 @@ void home::match(std::uint32_t phase, bool first, effects& fx) {
       if (g->task == nullptr && g->rank != self_ && g->waiting == 0 && !g->complete) released(g, fx);
     }
     if (c.incomplete == 0) drop_chain(c.key, c);
+    else if (2 * c.done_readers > c.readers.size()) prune_readers(c);
     i = j;
   }
 }

@@ -13,8 +13,9 @@
 // own earlier writes of the location too.
 //
 // A chain keeps the last writer and the readers since; nodes leave it when a later writer
-// supersedes them, and a chain whose nodes have all completed is dropped. So memory follows
-// the accesses in flight, not the program's length.
+// supersedes them, completed readers are pruned once they are half the readers (a location
+// that is only read never sees that writer), and a chain whose nodes have all completed is
+// dropped. So memory follows the accesses in flight, not the program's length.
 #pragma once
 
 #include <cstdint>
@@ -108,6 +109,7 @@ class home {
   static void released(node* n, effects& fx);
   void enter(chain& c, node* n);
   void leave(node* n);
+  void prune_readers(chain& c);
   void drop_chain(std::uint64_t key, chain& c);
   [[noreturn]] void conflict(std::uint64_t key, std::uint32_t phase, const entry* b, const entry* e);
   static std::uint64_t remote_key(int rank, std::uint64_t id) noexcept;
@@ -127,6 +129,7 @@ struct chain {
   node* last_out = nullptr;
   std::vector<node*> readers;    // since last_out
   std::uint32_t incomplete = 0;  // nodes in the chain that have not completed
+  std::uint32_t done_readers = 0;  // readers that have completed since the last pruning
 };
 
 }  // namespace hytask::global::detail

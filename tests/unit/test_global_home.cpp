@@ -211,6 +211,30 @@ TEST(GlobalHome, ChainsOfCompletedAccessesAreDropped) {
   }
 }
 
+// A location that is only read never sees the writer that would supersede its readers, and
+// while reads overlap the chain never empties: completed readers must still be freed.
+TEST(GlobalHome, ALocationReadForeverKeepsOnlyTheReadsInFlight) {
+  gd::home h = make_home();
+  gd::effects fx;
+  std::uint64_t id = 1;
+  for (std::uint32_t phase = 0; phase < 1000; ++phase) {
+    // Ranks 1 and 2 take turns, four reads a phase; one read of the previous phase is
+    // always still running when the next phase is matched.
+    for (int k = 0; k < 4; ++k, ++id)
+      h.add_remote(1 + static_cast<int>(phase % 2), announce(gd::dep_kind::in, phase, id, id));
+    const std::size_t before = fx.releases.size();
+    h.match(phase, phase == 0, fx);
+    ASSERT_EQ(fx.releases.size() - before, phase == 0 ? 0u : 4u) << "phase " << phase;
+    if (phase > 0)
+      for (std::uint64_t done = id - 8; done < id - 4; ++done)
+        h.complete_remote(1 + static_cast<int>((phase - 1) % 2), done, fx);
+    ASSERT_LE(h.nodes(), 16u) << "after phase " << phase << ": completed reads pile up";
+  }
+  EXPECT_EQ(h.chains(), 1u);
+  // Every read after the first phase was released at its matching: none waited for a read.
+  EXPECT_EQ(fx.releases.size(), 999u * 4);
+}
+
 // Seed 001 L1292: a task with a successor on another rank communicates; matching reports it
 // once, while it has not completed, and not for successors on its own rank.
 TEST(GlobalHome, MatchingReportsALocalTaskThatGainsARemoteSuccessor) {
