@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -218,7 +219,11 @@ struct stream {
             credit -= n;
           }
         }
-        if (send(sock, buf.data(), n, MSG_NOSIGNAL) < 0) break;
+        for (std::size_t at = 0; at < n;) {  // a signal may cut a blocking send short
+          const ssize_t k = send(sock, buf.data() + at, n - at, MSG_NOSIGNAL);
+          if (k < 0 && errno != EINTR) return;
+          at += k > 0 ? static_cast<std::size_t>(k) : 0;
+        }
         send_cpu = thread_cpu_s();
       }
       send_cpu = thread_cpu_s();
@@ -227,6 +232,7 @@ struct stream {
       std::vector<char> buf(chunk);
       for (;;) {
         const ssize_t n = recv(sock, buf.data(), buf.size(), 0);
+        if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
         received += n;
         recv_cpu = thread_cpu_s();
