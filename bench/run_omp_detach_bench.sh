@@ -8,7 +8,9 @@
 #
 #   bench/run_omp_detach_bench.sh [OUTDIR]        (as root)
 #
-# Environment: REPS (3), RATE (300mbit), MTU (9000; MPICH's jobs 1500), SIZE (256),
+# Environment: REPS (3), RATE (300mbit), MTU (9000), MPICH_MTU (1500: with jumbo frames
+# MPICH_ASYNC_PROGRESS=1 often hangs in MPI_Finalize after printing its results, and
+# JOB_TIMEOUT then ends the job), MPIS ("openmpi mpich": the MPIs to run), SIZE (256),
 # ITERS (60), BLOCK (16x0x0), TESTS (0,1,2,4,8,16,32), WAIT (passive: OMP_WAIT_POLICY for
 # every OpenMP variant, so that an idle OpenMP thread sleeps instead of spinning on the core
 # the progress thread and the compute share; set WAIT= to leave the runtimes' defaults).
@@ -42,7 +44,12 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${HYTASK_BUILD_DIR:-$root/build}
 out=${1:-$build/omp-detach-bench}
-reps=${REPS:-3} rate=${RATE:-300mbit} mtu=${MTU:-9000}
+reps=${REPS:-3} rate=${RATE:-300mbit} mtu=${MTU:-9000} mpich_mtu=${MPICH_MTU:-1500}
+mpis=${MPIS:-openmpi mpich}
+for m in $mpis; do
+  [[ $m == openmpi || $m == mpich ]] || { echo "MPIS: '$m' is not openmpi or mpich" >&2; exit 2; }
+done
+[[ $mpich_mtu =~ ^[0-9]+$ ]] || { echo "MPICH_MTU: '$mpich_mtu' is not a number of bytes" >&2; exit 2; }
 tests=${TESTS:-0,1,2,4,8,16,32}
 mkdir -p "$out"
 [[ ${SUMMARY_ONLY:-0} == 1 ]] || rm -f "$out"/*.csv
@@ -57,10 +64,11 @@ run() {
   local tag=$1 mpi=$2 prog=$3
   shift 4
   [[ -x $prog ]] || { echo "== $tag: $prog is not built, skipped"; return; }
-  # MPICH (ch4:ucx over tcp) hangs in MPI_Finalize on these namespaces with jumbo frames
-  # (bench/run_jacobi3d_bench.sh): its jobs use standard frames.
+  # MPICH (ch4:ucx over tcp) with MPICH_ASYNC_PROGRESS=1 hangs in MPI_Finalize on these
+  # namespaces with jumbo frames (bench/run_jacobi3d_bench.sh): by default its jobs use
+  # standard frames (MPICH_MTU).
   local frames=$mtu
-  [[ $mpi == mpich ]] && frames=1500
+  [[ $mpi == mpich ]] && frames=$mpich_mtu
   echo "== $tag ($mpi mtu $frames): $*"
   # A job that hangs after writing its results (MPICH_ASYNC_PROGRESS=1 in MPI_Finalize,
   # docs/benchmarks.md#omp-detach) is ended, not waited for.
@@ -72,7 +80,7 @@ run() {
 j=$build/apps/jacobi3d
 [[ ${SUMMARY_ONLY:-0} == 1 ]] && reps=0
 for rep in $(seq 1 "$reps"); do
-  for mpi in openmpi mpich; do
+  for mpi in $mpis; do
     suffix=""
     [[ $mpi == mpich ]] && suffix=-mpich
     [[ $mpi == mpich && ! -x $j/jacobi3d-mpich ]] && continue
@@ -82,7 +90,7 @@ for rep in $(seq 1 "$reps"); do
     OMP_MAX_TASK_PRIORITY=0 run "$mpi.omp-noprio.$rep" $mpi "$j/jacobi3d$suffix" -- --variant omp-detach
     run "$mpi.omp-ompt.$rep" $mpi "$j/jacobi3d-clang$suffix" -- --variant omp-detach --threads 2
   done
-  if [[ -x $j/jacobi3d-mpich ]]; then
+  if [[ -x $j/jacobi3d-mpich && " $mpis " == *" mpich "* ]]; then
     MPICH_ASYNC_PROGRESS=1 run "mpich-async.peers.$rep" mpich "$j/jacobi3d-mpich" -- \
       --variant hybrid-nonblocking --tests 0
   fi
@@ -109,7 +117,7 @@ best_tests() {
 }
 confirm=${CONFIRM:-$reps}
 [[ ${SUMMARY_ONLY:-0} == 1 ]] && confirm=0
-for mpi in openmpi mpich; do
+for mpi in $mpis; do
   suffix=""
   [[ $mpi == mpich ]] && suffix=-mpich
   [[ -x $j/jacobi3d$suffix ]] || continue
