@@ -149,13 +149,8 @@ void home::finish(node* n, effects& fx) {
 void home::prune_readers(chain& c) {
   std::size_t kept = 0;
   for (node* r : c.readers) {
-    if (r->complete) {
-      r->in_chain = false;
-      r->where = nullptr;
-      free_node(r);
-    } else {
-      c.readers[kept++] = r;
-    }
+    if (r->complete) free_node(r);  // resets the node, its chain fields too
+    else c.readers[kept++] = r;
   }
   c.readers.resize(kept);
   c.done_readers = 0;
