@@ -12,17 +12,18 @@
 
 namespace hytask::detail {
 
-namespace {
-
-enum : std::uint8_t { part_free = 0, part_kicked = 1, part_held = 2 };
-
 // A node's completion that reached its partition by no ring: its body suspended or yielded,
-// and its agent had let the partition go meanwhile.
+// and its agent had let the partition go meanwhile. (Outside the anonymous namespace:
+// owner_part, which has external linkage, holds a pointer to it.)
 struct late_done {
   std::uint32_t node;
   bool failed;
   late_done* next;
 };
+
+namespace {
+
+enum : std::uint8_t { part_free = 0, part_kicked = 1, part_held = 2 };
 
 constexpr std::uint64_t failed_msg = std::uint64_t{1} << 31;  // in a message: the node failed
 

@@ -18,12 +18,6 @@ namespace {
 namespace hi = hytask::intercept::detail;
 namespace hm = hytask::mpi;
 
-std::size_t bytes_of(int count, MPI_Datatype type) {
-  int size = 0;
-  if (count <= 0 || PMPI_Type_size(type, &size) != MPI_SUCCESS || size < 0) return 0;
-  return static_cast<std::size_t>(size) * static_cast<std::size_t>(count);
-}
-
 }  // namespace
 
 extern "C" {
@@ -50,13 +44,13 @@ int MPI_Ssend(const void* buf, int count, MPI_Datatype type, int dest, int tag, 
 
 int MPI_Bsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
   if (!hi::intercepting()) return PMPI_Bsend(buf, count, type, dest, tag, comm);
-  return hi::run_posted({"MPI_Bsend", "MPI_Ibsend", dest, tag, comm, bytes_of(count, type)},
+  return hi::run_posted({"MPI_Bsend", "MPI_Ibsend", dest, tag, comm, hi::bytes_of(count, type)},
                         [&](MPI_Request* r) { return PMPI_Ibsend(buf, count, type, dest, tag, comm, r); });
 }
 
 int MPI_Rsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
   if (!hi::intercepting()) return PMPI_Rsend(buf, count, type, dest, tag, comm);
-  return hi::run_posted({"MPI_Rsend", "MPI_Irsend", dest, tag, comm, bytes_of(count, type)},
+  return hi::run_posted({"MPI_Rsend", "MPI_Irsend", dest, tag, comm, hi::bytes_of(count, type)},
                         [&](MPI_Request* r) { return PMPI_Irsend(buf, count, type, dest, tag, comm, r); });
 }
 

@@ -27,6 +27,10 @@ struct posted_call {
   std::size_t bytes;      // for the watchdog's report
 };
 
+// count elements of type in bytes (0 for a non-positive count or an invalid type): the size
+// the watchdog reports for a posted call.
+std::size_t bytes_of(int count, MPI_Datatype type);
+
 // Returns MPI_SUCCESS or the error code (errors.hpp), or throws hytask::mpi::error.
 int run_posted(const posted_call& c, int (*post)(void*, MPI_Request*), void* arg);
 

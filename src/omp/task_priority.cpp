@@ -19,7 +19,7 @@ constexpr char kValue[] = "1000000";
 constexpr char kMarker[] = "HYTASK_OMP_SET_MAX_TASK_PRIORITY";
 
 // Written before main, single-threaded.
-const char* g_state = "OMP_MAX_TASK_PRIORITY left unset: priority clauses are ignored";
+const char* g_priority_state = "OMP_MAX_TASK_PRIORITY left unset: priority clauses are ignored";
 
 bool starts_with(const char* s, const char* prefix, std::size_t n) {
   return std::strncmp(s, prefix, n) == 0 && s[n] == '=';
@@ -40,7 +40,7 @@ void before_libraries(int, char** argv, char** envp) {
     if (m->l_name != nullptr && std::strstr(m->l_name, "/libgomp.so") != nullptr) libgomp = true;
   if (!libgomp) return;  // libomp: the constructor below is in time
   if (valgrind) {
-    g_state = "OMP_MAX_TASK_PRIORITY unset, and hytask_omp does not re-execute the program "
+    g_priority_state = "OMP_MAX_TASK_PRIORITY unset, and hytask_omp does not re-execute the program "
               "under valgrind: priority clauses are ignored; set OMP_MAX_TASK_PRIORITY";
     return;
   }
@@ -52,7 +52,7 @@ void before_libraries(int, char** argv, char** envp) {
   env[n + 1] = marker;
   env[n + 2] = nullptr;
   execve("/proc/self/exe", argv, env);
-  g_state = "OMP_MAX_TASK_PRIORITY unset, and hytask_omp could not re-execute the program "
+  g_priority_state = "OMP_MAX_TASK_PRIORITY unset, and hytask_omp could not re-execute the program "
             "(/proc/self/exe) to set it before GCC's libgomp reads it: priority clauses are "
             "ignored; set OMP_MAX_TASK_PRIORITY";
 }
@@ -63,25 +63,25 @@ void before_libraries(int, char** argv, char** envp) {
 
 [[gnu::constructor]] void before_main() {
   if (std::getenv(kVariable) != nullptr) {
-    g_state = std::getenv(kMarker) != nullptr
+    g_priority_state = std::getenv(kMarker) != nullptr
                   ? "OMP_MAX_TASK_PRIORITY=1000000 set by hytask_omp: priority clauses take effect"
                   : "OMP_MAX_TASK_PRIORITY from the environment";
     return;
   }
-  if (std::strstr(g_state, "left unset") == nullptr) return;  // the preinit step said why
+  if (std::strstr(g_priority_state, "left unset") == nullptr) return;  // the preinit step said why
   // libomp reads it later, at the first OpenMP construct; libgomp has read it already.
   if (setenv(kVariable, kValue, 0) == 0)
-    g_state = "OMP_MAX_TASK_PRIORITY=1000000 set by hytask_omp: priority clauses take effect";
+    g_priority_state = "OMP_MAX_TASK_PRIORITY=1000000 set by hytask_omp: priority clauses take effect";
 }
 
 }  // namespace
 
 const char* task_priority_state() noexcept {
-  if (omp_get_max_task_priority() == 0 && std::strstr(g_state, "set by hytask_omp") != nullptr)
+  if (omp_get_max_task_priority() == 0 && std::strstr(g_priority_state, "set by hytask_omp") != nullptr)
     return "OMP_MAX_TASK_PRIORITY=1000000 set by hytask_omp too late for GCC's libgomp (which "
            "reads it when it is loaded; hytask_omp built as a shared library cannot set it "
            "earlier): priority clauses are ignored; set OMP_MAX_TASK_PRIORITY in the environment";
-  return g_state;
+  return g_priority_state;
 }
 
 }  // namespace hytask::omp::detail

@@ -15,15 +15,16 @@
 
 using namespace std::chrono_literals;
 
-namespace {
-
+// Outside the anonymous namespace: the tests derive from it.
 class Cancel : public ::testing::TestWithParam<unsigned> {
  protected:
   hytask::config cfg() const { return hytask::config{.threads = GetParam()}; }
 };
 
+namespace {
+
 // Lets other tasks run until flag is set; false after the deadline.
-bool wait_for(const std::atomic<bool>& flag, std::chrono::milliseconds deadline = 10s) {
+bool yield_until(const std::atomic<bool>& flag, std::chrono::milliseconds deadline = 10s) {
   const auto end = std::chrono::steady_clock::now() + deadline;
   while (!flag.load()) {
     if (std::chrono::steady_clock::now() > end) return false;
@@ -217,7 +218,7 @@ TEST_P(Cancel, AnExceptionCancelsTheGroupAndIsRethrown) {
     if (hytask::this_task::cancelled()) saw++;
   });
   hytask::spawn({.group = &g}, [&] {
-    wait_for(looping);  // the other task runs: it must see the cancellation
+    yield_until(looping);  // the other task runs: it must see the cancellation
     throw std::runtime_error("search failed");
   });
   go.set();

@@ -41,7 +41,7 @@ class Graph : public ::testing::TestWithParam<graph_param> {
 
 namespace {
 
-std::uint64_t mix(std::uint64_t x) {
+std::uint64_t scramble(std::uint64_t x) {
   x ^= x >> 33;
   x *= 0xff51afd7ed558ccdULL;
   x ^= x >> 33;
@@ -53,28 +53,28 @@ struct access {
   hytask::access_mode mode;
 };
 
-struct op {
+struct graph_op {
   std::uint64_t id;
   std::vector<access> accs;
 };
 
 // Reads what it may read, then writes what it may write: another order changes the result.
-void perform(const op& o, std::uint64_t* mem, std::uint64_t round) {
+void perform(const graph_op& o, std::uint64_t* mem, std::uint64_t round) {
   std::uint64_t sum = o.id + round;
   for (const auto& a : o.accs)
     if (a.mode != hytask::access_mode::out)
-      for (std::size_t i = a.lo; i < a.lo + a.len; ++i) sum = mix(sum + mem[i]);
+      for (std::size_t i = a.lo; i < a.lo + a.len; ++i) sum = scramble(sum + mem[i]);
   for (const auto& a : o.accs) {
     if (a.mode == hytask::access_mode::in) continue;
     for (std::size_t i = a.lo; i < a.lo + a.len; ++i)
-      mem[i] = a.mode == hytask::access_mode::inout ? mix(mem[i] ^ sum) : mix(sum + i);
+      mem[i] = a.mode == hytask::access_mode::inout ? scramble(mem[i] ^ sum) : scramble(sum + i);
   }
 }
 
-std::vector<op> random_ops(std::mt19937_64& rng, std::size_t mem_size, int tasks) {
-  std::vector<op> ops;
+std::vector<graph_op> random_ops(std::mt19937_64& rng, std::size_t mem_size, int tasks) {
+  std::vector<graph_op> ops;
   for (int t = 0; t < tasks; ++t) {
-    op o{static_cast<std::uint64_t>(t + 1), {}};
+    graph_op o{static_cast<std::uint64_t>(t + 1), {}};
     const int n = 1 + static_cast<int>(rng() % 4);
     for (int k = 0; k < n; ++k) {
       const std::size_t len = 1 + rng() % std::min<std::size_t>(mem_size, 48);
@@ -108,14 +108,14 @@ TEST_P(Graph, RandomGraphsMatchASequentialRunOnEveryRun) {
     std::mt19937_64 rng(500 + static_cast<unsigned>(g));
     const std::size_t mem_size = 64 + rng() % 512;
     const int tasks = hytask_test::sanitized() ? 800 : 2500;
-    const std::vector<op> ops = random_ops(rng, mem_size, tasks);
+    const std::vector<graph_op> ops = random_ops(rng, mem_size, tasks);
     std::vector<std::uint64_t> expected(mem_size), actual(mem_size);
     for (std::size_t i = 0; i < mem_size; ++i) expected[i] = actual[i] = i * 0x9E37u;
     std::uint64_t round = 0;  // read by the bodies: it changes between runs
 
     hytask::graph graph;
     std::uint64_t* mem = actual.data();
-    for (const op& o : ops) {
+    for (const graph_op& o : ops) {
       std::vector<hytask::region_access> r;
       for (const auto& a : o.accs)
         r.push_back({mem + a.lo, a.len * sizeof(std::uint64_t), a.mode});
@@ -124,7 +124,7 @@ TEST_P(Graph, RandomGraphsMatchASequentialRunOnEveryRun) {
     EXPECT_EQ(actual[0], 0u) << "add ran a task";
     ASSERT_EQ(graph.size(), ops.size());
     for (round = 0; round < 3; ++round) {
-      for (const op& o : ops) perform(o, expected.data(), round);
+      for (const graph_op& o : ops) perform(o, expected.data(), round);
       graph.run();
       ASSERT_EQ(actual, expected) << "graph " << g << ", run " << round << " (" << mem_size
                                   << " words, " << tasks << " tasks)";

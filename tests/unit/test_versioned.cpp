@@ -21,14 +21,15 @@
 
 using namespace std::chrono_literals;
 
-namespace {
-
+// Outside the anonymous namespace: the tests derive from it.
 class Versioned : public ::testing::TestWithParam<unsigned> {
  protected:
   hytask::config cfg(std::size_t cap = 64u << 20) const {
     return hytask::config{.threads = GetParam(), .rename_max_bytes = cap};
   }
 };
+
+namespace {
 
 // Waits (letting other tasks run) until flag is set; false after the deadline.
 bool wait_for(const std::atomic<bool>& flag, std::chrono::milliseconds deadline = 5s) {

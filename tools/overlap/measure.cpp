@@ -22,11 +22,6 @@
 namespace overlap {
 namespace {
 
-double now_us() {
-  using namespace std::chrono;
-  return duration<double, std::micro>(steady_clock::now().time_since_epoch()).count();
-}
-
 // ---- the exchange ---------------------------------------------------------------------------
 // Buffers for every (partner, message) in both directions, and the datatype they use.
 struct exchange {

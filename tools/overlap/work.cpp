@@ -27,12 +27,12 @@ void sweep(const double* __restrict in, double* __restrict out) {
                                      in[i * (N + 2) + j - 1] + in[i * (N + 2) + j + 1]);
 }
 
+}  // namespace
+
 double now_us() {
   using namespace std::chrono;
   return duration<double, std::micro>(steady_clock::now().time_since_epoch()).count();
 }
-
-}  // namespace
 
 bool compute(std::uint64_t units, const watcher* w) {
   thread_local grid g;

@@ -24,4 +24,7 @@ bool compute(std::uint64_t units, const watcher* w = nullptr);
 // by 10-20 % on a shared machine; the median is what a long computation sees).
 double calibrate_unit_ns();
 
+// The steady clock, in microseconds (the measurements' stopwatch).
+double now_us();
+
 }  // namespace overlap
