@@ -9,9 +9,10 @@
 #     BUILD_DIR=dir         install this build tree; or
 #     SOURCE_TREE=dir       configure hytask from this source tree in WORK_DIR/hytask (tests,
 #                           examples and benchmarks off; Debug, for the assertions, without
-#                           debug information, which took a third of the compile time),
-#                           build the library, hytask-info (and hytask_omp where OpenMP is
-#                           found) with 2 jobs, and install that
+#                           debug information, which took a third of the compile time;
+#                           as unity translation units, which halves the rest: the main
+#                           build compiles every file alone), build the library, hytask-info
+#                           (and hytask_omp where OpenMP is found) with 2 jobs, and install that
 #     CONFIG_ARGS=a|b       more arguments for that configure step ('|'-separated)
 #     CONFIGURE_SAYS=regex  what that configure step must print
 #     SHARED=ON             the installed library must be shared (libhytask.so), loadable
@@ -49,7 +50,7 @@ if(DEFINED SOURCE_TREE)
   string(TIMESTAMP t0 "%s")
   run("configuring hytask (${CONFIG_ARGS})"
     ${CMAKE_COMMAND} -S ${SOURCE_TREE} -B ${BUILD_DIR} -G ${GENERATOR} -DCMAKE_CXX_COMPILER=${CXX}
-      -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g0 -DHYTASK_BUILD_TESTS=OFF -DHYTASK_BUILD_EXAMPLES=OFF
+      -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g0 -DCMAKE_UNITY_BUILD=ON -DHYTASK_BUILD_TESTS=OFF -DHYTASK_BUILD_EXAMPLES=OFF
       -DHYTASK_BUILD_BENCH=OFF ${CONFIG_ARGS})
   if(DEFINED CONFIGURE_SAYS AND NOT out MATCHES "${CONFIGURE_SAYS}")
     message(FATAL_ERROR "configuring hytask did not say '${CONFIGURE_SAYS}':\n${out}")
