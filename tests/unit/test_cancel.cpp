@@ -21,20 +21,6 @@ class Cancel : public ::testing::TestWithParam<unsigned> {
   hytask::config cfg() const { return hytask::config{.threads = GetParam()}; }
 };
 
-namespace {
-
-// Lets other tasks run until flag is set; false after the deadline.
-bool yield_until(const std::atomic<bool>& flag, std::chrono::milliseconds deadline = 10s) {
-  const auto end = std::chrono::steady_clock::now() + deadline;
-  while (!flag.load()) {
-    if (std::chrono::steady_clock::now() > end) return false;
-    hytask::this_task::yield();
-  }
-  return true;
-}
-
-}  // namespace
-
 TEST_P(Cancel, NothingIsCancelledByDefault) {
   hytask::runtime rt(cfg());
   hytask::task_group g;
@@ -218,7 +204,7 @@ TEST_P(Cancel, AnExceptionCancelsTheGroupAndIsRethrown) {
     if (hytask::this_task::cancelled()) saw++;
   });
   hytask::spawn({.group = &g}, [&] {
-    yield_until(looping);  // the other task runs: it must see the cancellation
+    hytask_test::yield_until(looping, 10s);  // the other task runs: it must see the cancellation
     throw std::runtime_error("search failed");
   });
   go.set();

@@ -291,24 +291,17 @@ struct op {
   std::vector<op> children;
 };
 
-inline std::uint64_t mix(std::uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  return x;
-}
-
 // What a task does: read everything it may read, then write everything it may write. A
 // different execution order changes the result.
 void perform(const op& o, std::uint64_t* mem) {
   std::uint64_t sum = o.id;
   for (const auto& a : o.accs)
     if (a.mode != hytask::access_mode::out)
-      for (std::size_t i = a.lo; i < a.lo + a.len; ++i) sum = mix(sum + mem[i]);
+      for (std::size_t i = a.lo; i < a.lo + a.len; ++i) sum = hytask_test::mix(sum + mem[i]);
   for (const auto& a : o.accs) {
     if (a.mode == hytask::access_mode::in) continue;
     for (std::size_t i = a.lo; i < a.lo + a.len; ++i)
-      mem[i] = a.mode == hytask::access_mode::inout ? mix(mem[i] ^ sum) : mix(sum + i);
+      mem[i] = a.mode == hytask::access_mode::inout ? hytask_test::mix(mem[i] ^ sum) : hytask_test::mix(sum + i);
   }
 }
 

@@ -41,13 +41,6 @@ class Graph : public ::testing::TestWithParam<graph_param> {
 
 namespace {
 
-std::uint64_t scramble(std::uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  return x;
-}
-
 struct access {
   std::size_t lo, len;
   hytask::access_mode mode;
@@ -63,11 +56,11 @@ void perform(const graph_op& o, std::uint64_t* mem, std::uint64_t round) {
   std::uint64_t sum = o.id + round;
   for (const auto& a : o.accs)
     if (a.mode != hytask::access_mode::out)
-      for (std::size_t i = a.lo; i < a.lo + a.len; ++i) sum = scramble(sum + mem[i]);
+      for (std::size_t i = a.lo; i < a.lo + a.len; ++i) sum = hytask_test::mix(sum + mem[i]);
   for (const auto& a : o.accs) {
     if (a.mode == hytask::access_mode::in) continue;
     for (std::size_t i = a.lo; i < a.lo + a.len; ++i)
-      mem[i] = a.mode == hytask::access_mode::inout ? scramble(mem[i] ^ sum) : scramble(sum + i);
+      mem[i] = a.mode == hytask::access_mode::inout ? hytask_test::mix(mem[i] ^ sum) : hytask_test::mix(sum + i);
   }
 }
 
@@ -84,19 +77,6 @@ std::vector<graph_op> random_ops(std::mt19937_64& rng, std::size_t mem_size, int
     ops.push_back(std::move(o));
   }
   return ops;
-}
-
-// Yields until `flag` is set, or counts a time-out after 10 s (a task that waits for
-// another which never runs fails the test instead of hanging it).
-void yield_until(const std::atomic<bool>& flag, std::atomic<int>& timed_out) {
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (!flag.load(std::memory_order_acquire)) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      timed_out.fetch_add(1);
-      return;
-    }
-    hytask::this_task::yield();
-  }
 }
 
 }  // namespace
@@ -349,7 +329,7 @@ TEST_P(Graph, AnIndependentTaskMayWaitForAnotherOne) {
         flag[k - 1].store(true, std::memory_order_release);
         return;
       }
-      yield_until(flag[k], timed_out);
+      if (!hytask_test::yield_until(flag[k], 10s)) timed_out.fetch_add(1);
     });
   hytask_test::hang_guard guard(60s, "a graph whose tasks wait for each other");
   for (int run = 0; run < 3; ++run) {
@@ -397,7 +377,7 @@ TEST_P(Graph, ATaskWithEdgesMayWaitForOneOfAnotherChain) {
           flag[k - 1].store(true, std::memory_order_release);
           return;
         }
-        yield_until(flag[k], timed_out);
+        if (!hytask_test::yield_until(flag[k], 10s)) timed_out.fetch_add(1);
       }, hytask::inout(cell[static_cast<std::size_t>(c)]));
   hytask_test::hang_guard guard(60s, "a graph whose tasks with edges wait for each other");
   for (int run = 1; run <= 8; ++run) {

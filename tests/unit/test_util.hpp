@@ -6,13 +6,17 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
 #include <string>
 #include <thread>
+
+#include "hytask/core/this_task.hpp"
 
 namespace hytask_test {
 
@@ -78,6 +82,25 @@ inline bool sanitized() {
 #else
   return false;
 #endif
+}
+
+// A fixed 64-bit mixing step (MurmurHash3's finaliser, first half): the random-graph tests
+// fold what a task read into what it writes with it, so that another order changes the result.
+inline std::uint64_t mix(std::uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  return x;
+}
+
+// In a task: yields (letting other tasks run) until flag is set; false after `deadline`.
+inline bool yield_until(const std::atomic<bool>& flag, std::chrono::milliseconds deadline) {
+  const auto end = std::chrono::steady_clock::now() + deadline;
+  while (!flag.load(std::memory_order_acquire)) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    hytask::this_task::yield();
+  }
+  return true;
 }
 
 // Turns a hang into a failure: unless the scope is left within `limit`, prints what did not

@@ -29,20 +29,6 @@ class Versioned : public ::testing::TestWithParam<unsigned> {
   }
 };
 
-namespace {
-
-// Waits (letting other tasks run) until flag is set; false after the deadline.
-bool wait_for(const std::atomic<bool>& flag, std::chrono::milliseconds deadline = 5s) {
-  const auto end = std::chrono::steady_clock::now() + deadline;
-  while (!flag.load()) {
-    if (std::chrono::steady_clock::now() > end) return false;
-    hytask::this_task::yield();
-  }
-  return true;
-}
-
-}  // namespace
-
 // Producer 2 runs while the readers of producer 1's version are still reading: each reader
 // waits for producer 2 to have started, which without renaming would wait for the readers.
 TEST_P(Versioned, AWriterDoesNotWaitForTheReadersOfThePreviousVersion) {
@@ -55,7 +41,7 @@ TEST_P(Versioned, AWriterDoesNotWaitForTheReadersOfThePreviousVersion) {
   for (int r = 0; r < 4; ++r)
     hytask::spawn(
         [&](const int* p) {
-          if (!wait_for(second_started)) readers_timed_out++;
+          if (!hytask_test::yield_until(second_started, 5s)) readers_timed_out++;
           // Still version 1, although producer 2 has written version 2 meanwhile.
           if (std::all_of(p, p + 256, [](int x) { return x == 1; })) readers_ok++;
         },
@@ -141,7 +127,7 @@ TEST_P(Versioned, InoutStartsFromTheLatestValue) {
     hytask::spawn([](long* p) { for (int i = 0; i < 32; ++i) p[i] += i; }, hytask::inout(v));
     // A reader that lingers, so the next inout is renamed (and must copy).
     if (k % 20 == 0)
-      hytask::spawn([&](const long*) { wait_for(release, 50ms); }, hytask::in(v));
+      hytask::spawn([&](const long*) { hytask_test::yield_until(release, 50ms); }, hytask::in(v));
   }
   release = true;
   hytask::wait_all();
@@ -201,7 +187,7 @@ TEST_P(Versioned, TheCapHolds) {
       std::fill(p, p + elems, k);
     }, hytask::out(v));
     hytask::spawn([&, k](const double* p) {
-      if (k < 20) wait_for(go, 20ms);  // the early readers linger
+      if (k < 20) hytask_test::yield_until(go, 20ms);  // the early readers linger
       note();
       if (p[0] != k || p[elems - 1] != k) bad++;
     }, hytask::in(v));
@@ -227,7 +213,7 @@ TEST_P(Versioned, CopyBackOrdersPlainAccessesToHome) {
   std::vector<int> data(64, 0);
   hytask::versioned<int> v(data);
   std::atomic<bool> release{false};
-  hytask::spawn([&](const int*) { wait_for(release, 20ms); }, hytask::in(v));  // pending reader
+  hytask::spawn([&](const int*) { hytask_test::yield_until(release, 20ms); }, hytask::in(v));  // pending reader
   hytask::spawn([](int* p) { std::fill(p, p + 64, 7); }, hytask::out(v));       // renamed
   v.copy_back();
   int seen = -1;
@@ -246,7 +232,7 @@ TEST_P(Versioned, ChildrenOfATaskAreCopiedBackWhenItCompletes) {
   hytask::spawn([&] {
     hytask::versioned<int> va(a);
     std::atomic<bool> rel{false};
-    hytask::spawn([&](const int*) { wait_for(rel, 10ms); }, hytask::in(va));
+    hytask::spawn([&](const int*) { hytask_test::yield_until(rel, 10ms); }, hytask::in(va));
     hytask::spawn([](int* p) { std::fill(p, p + 32, 3); }, hytask::out(va));
     rel = true;
     hytask::wait_all();
@@ -269,7 +255,7 @@ TEST_P(Versioned, AFailedWriterSkipsItsReadersAndReleasesItsVersions) {
   hytask::versioned<int> v(data);
   std::atomic<int> ran{0};
   std::atomic<bool> rel{false};
-  hytask::spawn([&](const int*) { wait_for(rel, 10ms); }, hytask::in(v));
+  hytask::spawn([&](const int*) { hytask_test::yield_until(rel, 10ms); }, hytask::in(v));
   hytask::spawn([](int*) { throw std::runtime_error("writer failed"); }, hytask::out(v));
   hytask::spawn([&](const int*) { ran++; }, hytask::in(v));
   rel = true;
