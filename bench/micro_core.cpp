@@ -188,9 +188,12 @@ BENCHMARK(BM_GraphTwoDepsTwoWorkers)->UseRealTime();
 // before), recorded once and run on two workers with each placement
 // (HYTASK_GRAPH_PLACEMENT): stealing, where a task that crosses between the cores pays the
 // shared count, the queue and its record; and owner placement, where it pays one message.
-static void graph_stencil(benchmark::State& state, hytask::graph_placement placement) {
+// And width 64 for 1000 steps with owner placement: 64,000 tasks, whose entries, bodies and
+// successor lists (about 5 MB) outgrow a core's cache, so that a task pays for them unless
+// they are fetched ahead (graph_owner.cpp, count_one).
+static void graph_stencil(benchmark::State& state, hytask::graph_placement placement,
+                          int width = 8, int steps = 250) {
   hytask::runtime rt(hytask::config{.threads = 2, .graph_placement = placement});
-  constexpr int width = 8, steps = 250;
   // Two buffers: step t reads one and writes the other. A cell per cache line, as a task's
   // output would be.
   struct alignas(64) cell {
@@ -219,6 +222,10 @@ static void BM_GraphStencilOwner(benchmark::State& state) {
   graph_stencil(state, hytask::graph_placement::owner);
 }
 BENCHMARK(BM_GraphStencilOwner)->UseRealTime();
+static void BM_GraphStencilOwnerLarge(benchmark::State& state) {
+  graph_stencil(state, hytask::graph_placement::owner, 64, 1000);
+}
+BENCHMARK(BM_GraphStencilOwnerLarge)->UseRealTime();
 
 // 1000 independent tasks recorded once: a run executes their bodies in line, in ranges
 // split whenever a worker looks for work (graph.cpp), so a task costs a call, not a record.

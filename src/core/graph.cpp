@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -26,7 +28,8 @@ namespace hytask::detail {
 
 graph_data::~graph_data() {
   if (domain != nullptr) drop_recording();
-  for (node& n : nodes) n.body.destroy(n.body.obj);
+  for (node& n : nodes)
+    if (n.body.destroy != nullptr) n.body.destroy(n.body.obj);
 }
 
 // Lets go of the tracker and its placeholder records.
@@ -249,16 +252,9 @@ void seal(graph_data& g) {
   g.sealed.store(true, std::memory_order_release);
 }
 
-}  // namespace
-
-std::size_t graph_begin(graph_data* g, const task_options& opts, graph_body body) {
-  struct owner {  // the body is the graph's once it is in a node
-    graph_body* b;
-    ~owner() {
-      if (b) b->destroy(b->obj);
-    }
-  } own{&body};
-  core::worker* w = core::require_worker("graph::add");
+// Whether add may record into g now; a usage error naming the problem if not.
+void check_add(graph_data* g) {
+  core::require_worker("graph::add");
   if (g->sealed)
     throw usage_error("hytask::graph::add after the graph was sealed (by seal() or its first "
                       "run()): record every task before, or build another graph");
@@ -271,14 +267,45 @@ std::size_t graph_begin(graph_data* g, const task_options& opts, graph_body body
   if (g->domain != nullptr && g->recorded_in != core::scheduler::instance())
     throw usage_error("hytask::graph::add: the graph was begun under a runtime that has ended; "
                       "build another graph under this one");
-  if (opts.group != nullptr)
-    throw usage_error("hytask::graph::add: task_options::group is not supported for a graph's "
-                      "tasks; run the graph from a task spawned into the group instead");
   // A run counts the graph's tasks among the caller's children at once, beside the share
   // of its body (2^30) in a 32-bit count.
   if (g->nodes.size() >= (std::size_t{1} << 28))
     throw usage_error("hytask::graph::add: more than 2^28 tasks in one graph; split it into "
                       "graphs run one after the other");
+}
+
+}  // namespace
+
+void* graph_body_memory(graph_data* g, std::size_t bytes, std::size_t align) {
+  check_add(g);
+  auto at = reinterpret_cast<std::uintptr_t>(g->body_next);
+  std::size_t pad = (align - at % align) % align;
+  if (g->body_next == nullptr || pad + bytes > g->body_left) {
+    const std::size_t size = std::max(graph_data::body_chunk, bytes + align);
+    g->body_chunks.emplace_back(new std::byte[size]);
+    g->body_next = g->body_chunks.back().get();
+    g->body_left = size;
+    at = reinterpret_cast<std::uintptr_t>(g->body_next);
+    pad = (align - at % align) % align;
+  }
+  void* p = g->body_next + pad;
+  g->body_next += pad + bytes;
+  g->body_left -= pad + bytes;
+  return p;
+}
+
+std::size_t graph_begin(graph_data* g, const task_options& opts, graph_body body) {
+  struct owner {  // the body is the graph's once it is in a node
+    graph_body* b;
+    ~owner() {
+      if (b && b->destroy) b->destroy(b->obj);
+    }
+  } own{&body};
+  // graph_body_memory checked the graph, before the body was made.
+  core::worker* w = core::require_worker("graph::add");
+  if (opts.group != nullptr)
+    throw usage_error("hytask::graph::add: task_options::group is not supported for a graph's "
+                      "tasks; run the graph from a task spawned into the group instead");
   const char* name = opts.name.empty() ? nullptr : core::intern_name(opts.name);
   g->nodes.push_back({body, opts.priority, name});
   own.b = nullptr;

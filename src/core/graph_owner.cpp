@@ -249,10 +249,21 @@ std::uint32_t ready_pop(owner_part& st) {
 }
 
 // One successor j of a completed predecessor, at j's home p: one predecessor fewer.
-void count_one(owner_part& st, const owner_plan& pl, std::uint32_t j, bool failed) {
+// j's body is fetched on the way: its entry while predecessors remain, its callable (and
+// its successors' list) once it is ready. A graph's entries and callables outgrow the core's cache at a few tens of
+// thousands of tasks, and a miss on each just before the body was a good part of a short
+// task's cost (the ready list is short: a node often runs just after it became ready).
+void count_one(const graph_data* g, owner_part& st, const owner_plan& pl, std::uint32_t j,
+               bool failed) {
   std::int32_t& c = st.count[pl.local[j]];
   if (failed) c |= failed_bit;
-  if ((--c & ~failed_bit) == 0) st.ready.push_back(j);
+  if ((--c & ~failed_bit) != 0) {
+    core::prefetch(&g->nodes[j]);
+    return;
+  }
+  st.ready.push_back(j);
+  core::prefetch(g->nodes[j].body.obj);
+  core::prefetch(&g->succ[g->succ_begin[j]]);  // for its completion
 }
 
 // A predecessor on another partition completed (a message): p's successors of it count down.
@@ -261,7 +272,7 @@ void count_down(agent& a, unsigned p, std::uint32_t node, bool failed) {
   const graph_data* g = a.r->g;
   const owner_plan& pl = *a.plan;
   for (std::uint32_t k = g->succ_begin[node]; k < g->succ_begin[node + 1]; ++k)
-    if (pl.owner[g->succ[k]] == p) count_one(st, pl, g->succ[k], failed);
+    if (pl.owner[g->succ[k]] == p) count_one(g, st, pl, g->succ[k], failed);
 }
 
 // Node `node` of p completed: its successors at home count down, the other partitions hear
@@ -276,7 +287,7 @@ void complete(agent& a, unsigned p, std::uint32_t node, bool failed) {
     const std::uint32_t j = g->succ[k];
     const unsigned d = pl.owner[j];
     if (d == p) {
-      count_one(st, pl, j, failed);
+      count_one(g, st, pl, j, failed);
       continue;
     }
     if (st.mark[d] == node + 1) continue;

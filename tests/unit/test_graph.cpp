@@ -2,9 +2,11 @@
 // as the same tasks spawned would; failures, misuse and memory behave as documented.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <ostream>
 #include <random>
 #include <set>
@@ -446,6 +448,52 @@ TEST_P(Graph, MovedGraphRunsAndTheEmptyOneToo) {
   a.run();  // moved from: empty
   EXPECT_EQ(x, 1);
   EXPECT_EQ(a.size(), 0u);
+}
+
+// The graph keeps its bodies in storage of its own: each keeps its alignment, one bigger
+// than the storage's chunks fits too, each is destroyed once, with the graph, and a body
+// whose copy throws leaves the graph as it was.
+TEST_P(Graph, BodiesKeepTheirAlignmentAndAreDestroyedOnceWithTheGraph) {
+  hytask::runtime rt(cfg());
+  struct alignas(128) wide {
+    unsigned char bytes[200];
+  };
+  struct throws_on_copy {
+    throws_on_copy() = default;
+    throws_on_copy(const throws_on_copy&) { throw std::runtime_error("copy"); }
+    void operator()() const {}
+  };
+  auto owned = std::make_shared<int>(7);
+  constexpr int tasks = 3000;
+  std::vector<std::uint64_t> out(tasks, 0);
+  std::atomic<int> misaligned{0};
+  {
+    hytask::graph g;
+    for (int i = 0; i < tasks; ++i) {
+      wide w{};
+      w.bytes[0] = static_cast<unsigned char>(i);
+      g.add([w, owned, &out, &misaligned, i] {
+        if (reinterpret_cast<std::uintptr_t>(&w) % alignof(wide) != 0) ++misaligned;
+        out[static_cast<std::size_t>(i)] += static_cast<std::uint64_t>(w.bytes[0]) + *owned;
+      }, hytask::inout(out[static_cast<std::size_t>(i)]));
+    }
+    std::vector<unsigned char> big_sum(1);
+    std::array<unsigned char, 100 * 1024> big{};  // larger than a chunk of the storage
+    big[big.size() - 1] = 5;
+    g.add([big, &big_sum] { big_sum[0] = big[big.size() - 1]; }, hytask::out(big_sum[0]));
+    const throws_on_copy bad;
+    EXPECT_THROW(g.add(bad), std::runtime_error);
+    EXPECT_EQ(owned.use_count(), tasks + 1);
+    g.run();
+    g.run();
+    EXPECT_EQ(misaligned.load(), 0);
+    EXPECT_EQ(big_sum[0], 5);
+    for (int i = 0; i < tasks; ++i)
+      ASSERT_EQ(out[static_cast<std::size_t>(i)], 2 * (static_cast<std::uint64_t>(i % 256) + 7))
+          << "task " << i;
+    EXPECT_EQ(g.size(), static_cast<std::size_t>(tasks + 1));
+  }
+  EXPECT_EQ(owned.use_count(), 1);
 }
 
 TEST_P(Graph, MisuseIsAnError) {

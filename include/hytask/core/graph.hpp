@@ -43,6 +43,7 @@
 #pragma once
 
 #include <cstddef>
+#include <new>
 #include <type_traits>
 #include <utility>
 
@@ -55,12 +56,17 @@ namespace detail {
 
 struct graph_data;
 
-// A recorded body: called with `obj` on every run, destroyed with the graph.
+// A recorded body: called with `obj` on every run, destroyed with the graph (destroy runs
+// its destructor, null when it has none to run; its memory is the graph's).
 struct graph_body {
   void* obj;
   void (*call)(void*);
   void (*destroy)(void*);
 };
+
+// Memory for the next body, in the graph's own storage, after the checks of add (a usage
+// error if the graph cannot be added to).
+void* graph_body_memory(graph_data* g, std::size_t bytes, std::size_t align);
 
 // add's steps: begin (takes the body), the accesses, end; abort if an access threw.
 std::size_t graph_begin(graph_data* g, const task_options& opts, graph_body body);
@@ -104,9 +110,11 @@ class graph {
                   "hytask::graph::add: a graph records in/out/inout accesses and "
                   "hytask::regions lists only; a task that waits for an event, an MPI request "
                   "or a versioned object must be spawned with hytask::spawn");
-    detail::graph_body body{new Fn(std::forward<F>(f)),
-                            [](void* p) { (*static_cast<Fn*>(p))(); },
-                            [](void* p) { delete static_cast<Fn*>(p); }};
+    void* memory = detail::graph_body_memory(d_, sizeof(Fn), alignof(Fn));
+    detail::graph_body body{::new (memory) Fn(std::forward<F>(f)),
+                            [](void* p) { (*static_cast<Fn*>(p))(); }, nullptr};
+    if constexpr (!std::is_trivially_destructible_v<Fn>)
+      body.destroy = [](void* p) { static_cast<Fn*>(p)->~Fn(); };
     const std::size_t index = detail::graph_begin(d_, opts, body);
     try {
       (detail::graph_access(d_, accesses), ...);
