@@ -53,12 +53,13 @@ inline void cpu_relax() noexcept {
 #endif
 }
 
-// Fetches a cache line for reading, ahead of its use. In asm on x86: GCC 12 finds a
-// function whose only statement is __builtin_prefetch free of side effects, and drops
-// calls to it (or to a helper that calls it) that are not inlined before that analysis.
+// Fetches a cache line for reading, ahead of its use; any address (a prefetch never
+// faults). In asm on x86: GCC 12 finds a function whose only statement is
+// __builtin_prefetch free of side effects, and drops calls to it (or to a helper that
+// calls it) that are not inlined before that analysis.
 inline void prefetch(const void* p) noexcept {
 #if defined(__x86_64__)
-  asm volatile("prefetcht0 %0" ::"m"(*static_cast<const char*>(p)));
+  asm volatile("prefetcht0 (%0)" ::"r"(p));
 #else
   __builtin_prefetch(p, 0);
 #endif

@@ -278,19 +278,16 @@ void check_add(graph_data* g) {
 
 void* graph_body_memory(graph_data* g, std::size_t bytes, std::size_t align) {
   check_add(g);
-  auto at = reinterpret_cast<std::uintptr_t>(g->body_next);
-  std::size_t pad = (align - at % align) % align;
-  if (g->body_next == nullptr || pad + bytes > g->body_left) {
+  void* p = g->body_next;
+  if (p == nullptr || std::align(align, bytes, p, g->body_left) == nullptr) {
     const std::size_t size = std::max(graph_data::body_chunk, bytes + align);
     g->body_chunks.emplace_back(new std::byte[size]);
-    g->body_next = g->body_chunks.back().get();
+    p = g->body_chunks.back().get();
     g->body_left = size;
-    at = reinterpret_cast<std::uintptr_t>(g->body_next);
-    pad = (align - at % align) % align;
+    std::align(align, bytes, p, g->body_left);  // fits: size >= bytes + align
   }
-  void* p = g->body_next + pad;
-  g->body_next += pad + bytes;
-  g->body_left -= pad + bytes;
+  g->body_next = static_cast<std::byte*>(p) + bytes;
+  g->body_left -= bytes;
   return p;
 }
 

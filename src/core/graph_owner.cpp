@@ -249,10 +249,11 @@ std::uint32_t ready_pop(owner_part& st) {
 }
 
 // One successor j of a completed predecessor, at j's home p: one predecessor fewer.
-// j's body is fetched on the way: its entry while predecessors remain, its callable (and
-// its successors' list) once it is ready. A graph's entries and callables outgrow the core's cache at a few tens of
-// thousands of tasks, and a miss on each just before the body was a good part of a short
-// task's cost (the ready list is short: a node often runs just after it became ready).
+// j's body is fetched on the way: its entry while predecessors remain, its callable and
+// its successor list once it is ready. A graph's entries and callables outgrow the core's
+// cache at a few tens of thousands of tasks, and a miss on each just before the body was a
+// good part of a short task's cost (the ready list is short: a node often runs just after
+// it became ready).
 void count_one(const graph_data* g, owner_part& st, const owner_plan& pl, std::uint32_t j,
                bool failed) {
   std::int32_t& c = st.count[pl.local[j]];
@@ -263,7 +264,7 @@ void count_one(const graph_data* g, owner_part& st, const owner_plan& pl, std::u
   }
   st.ready.push_back(j);
   core::prefetch(g->nodes[j].body.obj);
-  core::prefetch(&g->succ[g->succ_begin[j]]);  // for its completion
+  core::prefetch(g->succ.data() + g->succ_begin[j]);  // for its completion (may be the end)
 }
 
 // A predecessor on another partition completed (a message): p's successors of it count down.
