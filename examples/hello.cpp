@@ -1,6 +1,6 @@
-// Four tasks ordered by the memory they declare, then a loop run by every worker.
-// README.md shows this file as its first program; test docs.code.README.md checks that the
-// two are the same.
+// Four tasks ordered by the memory they declare, then a loop run by every worker, without
+// MPI. The test example_hello runs it. (README.md's first program, with MPI, is
+// examples/first_program.cpp.)
 #include <algorithm>
 #include <atomic>
 #include <cstdio>

@@ -1,5 +1,6 @@
-// Global task dependencies over a partitioned global address space (seed 001): PGAS objects
-// on MPI-3 RMA, in/out/inout on their elements and tiles, phases.
+// Global task dependencies over a partitioned global address space, after Schuchart, "Global
+// Task Data Dependencies in the Partitioned Global Address Space": PGAS objects on MPI-3 RMA,
+// in/out/inout on their elements and tiles, phases.
 #pragma once
 
 #include "hytask/global/copyin.hpp"

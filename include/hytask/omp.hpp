@@ -5,7 +5,7 @@
 //   session       hytask's progress engine beside OpenMP's threads: OMPT callbacks poll at
 //                 task scheduling points (libomp), a sleeping progress thread otherwise
 //   fulfill_when  a detached task (OpenMP 5.0 detach) completes when its MPI requests do
-//   commtask      seed 000's commtask init / finalize for fork-join codes
+//   commtask      Büttner's commtask init / finalize for fork-join codes
 //
 // ```cpp
 // #include <mpi.h>

@@ -1,4 +1,5 @@
-// Cancellation across ranks (seed 001 §5.2.8): the job's tasks on every rank.
+// Cancellation across ranks (an error one rank found, a search one rank finished): the job's
+// tasks on every rank.
 //
 // hytask::task_group cancels tasks of one rank (hytask/core/task_group.hpp). To stop the
 // whole job's task graph — an error one rank found, or a search that one rank finished —

@@ -20,7 +20,7 @@ struct progress_counters {
   const char* policy = "";           // workers | thread | node | none
   std::uint64_t polls = 0;           // polls of this rank's MPI engine, by any thread
   std::uint64_t thread_cpu_ns = 0;   // CPU time of the runtime's progress (or MPI) thread
-  // HYTASK_PROGRESS=node only (seed 002's counters); zero under the other policies.
+  // HYTASK_PROGRESS=node only (the node agent's counters); zero under the other policies.
   std::uint64_t wakes = 0;       // the node agent woke this rank's progress thread
   std::uint64_t futile = 0;      //   ... and the woken poll found nothing to progress
   std::uint64_t completed = 0;   //   ... and the woken poll completed an operation

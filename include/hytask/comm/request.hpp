@@ -120,8 +120,8 @@ struct request_span_access {
 
 namespace hytask {
 
-// The task becomes ready when all these requests have completed (seed 000's commtask
-// finalize). The requests stay valid; a request that already completed adds nothing.
+// The task becomes ready when all these requests have completed (the finalize of
+// Büttner's commtask). The requests stay valid; a request that already completed adds nothing.
 template <class... R>
   requires(std::is_same_v<R, mpi::request> && ...)
 mpi::requests_access<sizeof...(R) + 1> after(const mpi::request& first, const R&... rest) {

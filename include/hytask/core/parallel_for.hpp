@@ -20,7 +20,7 @@
 //              (default chunk: about n / (8 * workers)).
 //   guided     shrinking chunks, proportional to the remaining iterations / workers, never
 //              below chunk.
-//   static_ws  seed 000's static work stealing: each worker first runs the chunks of the
+//   static_ws  Büttner's static work stealing: each worker first runs the chunks of the
 //              block static_ would give it, in order, then steals chunks from the end of
 //              other workers' blocks — workers on the same socket first.
 #pragma once

@@ -1,4 +1,5 @@
-// versioned: memory whose writers may get a fresh copy (renaming, seed 004 §4.1).
+// versioned: memory whose writers may get a fresh copy (renaming, as in SMPSs: Marjanović et
+// al., "Overlapping Communication and Computation by Using a Hybrid MPI/SMPSs Approach").
 //
 // A task that writes a region normally waits for every earlier task that reads it (a
 // write-after-read dependency) or writes it. When the region is a hytask::versioned object,

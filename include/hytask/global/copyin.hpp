@@ -1,5 +1,5 @@
 // copyin and copyin_r: input dependencies whose data the runtime brings to the task
-// (seed 001 §2.2 and §5.2.9).
+// (as in Schuchart's global task dependencies).
 //
 // ```cpp context=global
 // hytask::tiled_matrix<double> A(800, 800, 100, 100);

@@ -1,5 +1,5 @@
 // global_array<T>: a 1-D array distributed in blocks over the ranks of a communicator
-// (PGAS on MPI-3 RMA; seed 001 ch. 2).
+// (PGAS on MPI-3 RMA, as in Schuchart's global task dependencies).
 //
 // ```cpp context=global
 // hytask::global_array<long> a(100);           // collective: every rank, from main

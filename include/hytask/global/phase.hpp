@@ -1,4 +1,4 @@
-// Phases of global dependencies (seed 001 §3.4): tasks of different ranks are ordered by
+// Phases of global dependencies (as in Schuchart's design): tasks of different ranks are ordered by
 // their phase, and hytask::fence() starts the next one.
 //
 // ```cpp context=global

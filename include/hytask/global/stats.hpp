@@ -1,4 +1,4 @@
-// Counters of this rank's global layer (seed 001's protocol and copyin), for tests, tuning
+// Counters of this rank's global layer (the dependency protocol and copyin), for tests, tuning
 // and reports.
 //
 // ```cpp context=global

@@ -1,5 +1,5 @@
 // tiled_matrix<T>: an M×N matrix of mb×nb tiles, distributed 2-D block-cyclic over a P×Q
-// grid of ranks (PGAS on MPI-3 RMA; seed 001 §2.3).
+// grid of ranks (PGAS on MPI-3 RMA, as in Schuchart's global task dependencies).
 //
 // ```cpp context=global
 // hytask::tiled_matrix<double> A(1000, 1000, 100, 100);  // collective; grid by MPI_Dims_create

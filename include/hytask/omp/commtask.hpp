@@ -1,4 +1,5 @@
-// commtask: seed 000's `commtask init / finalize` for fork-join OpenMP codes, as a class.
+// commtask: the `commtask init / finalize` of Büttner's thesis, "Improving Hybrid Codes
+// Through MPI-Aware OpenMP", for fork-join OpenMP codes, as a class.
 // `add` is the init region's hand-over: the requests are progressed by hytask while the
 // program computes — by OpenMP threads at scheduling points (OMPT) and by the session's
 // progress thread — and `finalize` is the finalize region: it returns once they have all
@@ -16,7 +17,7 @@
 // ct.finalize([&] { use(halo); });    // commtask finalize: wait, then post-work
 // ```
 //
-// Several commtasks are the seed's IDs: finalize_each runs each one's post-work as soon as
+// Several commtasks stand for the thesis's IDs: finalize_each runs each one's post-work as soon as
 // its own requests complete, in completion order. A request that fails makes test() and
 // finalize() throw hytask::mpi::error. The destructor waits for requests still pending (their
 // buffers must outlive them) but reports no error: finalize. Needs a hytask::omp::session.
@@ -74,7 +75,7 @@ class commtask {
 };
 
 // Finalises each commtask and runs post_work(i) for commtasks[i] as soon as its requests
-// have completed, in the order they complete (seed 000's finalize regions with IDs).
+// have completed, in the order they complete (the thesis's finalize regions with IDs).
 void finalize_each(std::span<commtask* const> commtasks,
                    const std::function<void(std::size_t)>& post_work);
 inline void finalize_each(std::initializer_list<commtask*> commtasks,
