@@ -155,21 +155,32 @@ TEST_P(Cancel, ATaskCompletingAfterTheCancellationCountsAsCancelled) {
 }
 
 // Children (and their children) of a group's tasks are cancelled with it, spawned before or
-// after the cancellation; a nested group inside is cancelled by the outer one.
+// after the cancellation; a nested group inside is cancelled by the outer one. The children
+// and the nested group's tasks have all started when the group is cancelled: each must see it.
 TEST_P(Cancel, DescendantsAreCancelledWithTheGroup) {
   hytask::runtime rt(cfg());
   hytask::task_group outer;
-  hytask::event go, spawned;
-  std::atomic<int> grandchildren_ran{0}, late_ran{0}, inner_ran{0}, saw_in_child{0};
+  hytask::event go, spawned, all_started;
+  std::atomic<int> grandchildren_ran{0}, late_ran{0}, started{0}, saw_in_child{0}, saw_in_inner{0};
+  auto arrive = [&] {
+    if (started.fetch_add(1) + 1 == 8) all_started.set();
+  };
   hytask::spawn({.group = &outer}, [&] {
     hytask::task_group inner;
     for (int i = 0; i < 4; ++i)
       hytask::spawn([&] {
+        arrive();
         go.wait();
         if (hytask::this_task::cancelled()) saw_in_child++;
         hytask::spawn([&] { grandchildren_ran++; });  // spawned after the cancellation
       });
-    for (int i = 0; i < 4; ++i) hytask::spawn({.group = &inner}, [&] { go.wait(); inner_ran++; });
+    for (int i = 0; i < 4; ++i)
+      hytask::spawn({.group = &inner}, [&] {
+        arrive();
+        go.wait();
+        if (hytask::this_task::cancelled()) saw_in_inner++;
+      });
+    all_started.wait();
     spawned.set();
     go.wait();
     hytask::spawn([&] { late_ran++; });
@@ -179,11 +190,12 @@ TEST_P(Cancel, DescendantsAreCancelledWithTheGroup) {
   outer.cancel();
   go.set();
   EXPECT_NO_THROW(hytask::wait_all());
+  EXPECT_EQ(started.load(), 8);
   EXPECT_EQ(grandchildren_ran.load(), 0);
   EXPECT_EQ(late_ran.load(), 0);
-  // The children that had started saw it (those that had not were skipped).
-  EXPECT_LE(saw_in_child.load(), 4);
-  EXPECT_LE(inner_ran.load(), 4);
+  EXPECT_EQ(saw_in_child.load(), 4) << "a child did not see its parent's group cancelled";
+  EXPECT_EQ(saw_in_inner.load(), 4)
+      << "a task of the nested group did not see the outer group's cancellation";
 }
 
 // A task of the group that throws cancels the group; wait_all rethrows its exception.
@@ -191,9 +203,15 @@ TEST_P(Cancel, AnExceptionCancelsTheGroupAndIsRethrown) {
   hytask::runtime rt(cfg());
   hytask::task_group g;
   int x = 0;
-  hytask::event go;
   std::atomic<int> ran{0}, saw{0};
-  hytask::spawn([&] { go.wait(); }, hytask::out(x));
+  std::atomic<bool> gate_saw{false};
+  // The gate (not in the group) lets its successors go only once the group is cancelled
+  // (or after 10 s): the exception's cancellation must skip them.
+  hytask::spawn([&] {
+    const auto end = std::chrono::steady_clock::now() + 10s;
+    while (!g.cancelled() && std::chrono::steady_clock::now() < end) hytask::this_task::yield();
+    gate_saw = g.cancelled();
+  }, hytask::out(x));
   for (int i = 0; i < 20; ++i) hytask::spawn({.group = &g}, [&] { ran++; }, hytask::in(x));
   std::atomic<bool> looping{false};
   hytask::spawn({.group = &g}, [&] {
@@ -207,7 +225,6 @@ TEST_P(Cancel, AnExceptionCancelsTheGroupAndIsRethrown) {
     hytask_test::yield_until(looping, 10s);  // the other task runs: it must see the cancellation
     throw std::runtime_error("search failed");
   });
-  go.set();
   try {
     hytask::wait_all();
     ADD_FAILURE() << "wait_all did not rethrow";
@@ -215,8 +232,9 @@ TEST_P(Cancel, AnExceptionCancelsTheGroupAndIsRethrown) {
     EXPECT_STREQ(e.what(), "search failed");
   }
   EXPECT_TRUE(g.cancelled());
+  EXPECT_TRUE(gate_saw.load()) << "the group was not cancelled while its tasks ran";
   EXPECT_EQ(saw.load(), 1);
-  EXPECT_LE(ran.load(), 20);
+  EXPECT_EQ(ran.load(), 0) << "tasks of the group that became ready after the exception ran";
   // Reported once: the next round is clean.
   hytask::spawn([&] { ran = 100; });
   EXPECT_NO_THROW(hytask::wait_all());
@@ -313,18 +331,24 @@ TEST_P(Cancel, CountsStayRight) {
 TEST_P(Cancel, CancelFromAnotherThreadAndDropTheGroupEarly) {
   hytask::runtime rt(cfg());
   hytask::event go;
-  std::atomic<int> ran{0};
+  std::atomic<int> started{0}, uncancelled{0};
   {
     auto g = std::make_unique<hytask::task_group>();
     hytask::spawn([&] { go.wait(); });
-    for (int i = 0; i < 4; ++i) hytask::spawn({.group = g.get()}, [&] { go.wait(); ran++; });
+    for (int i = 0; i < 4; ++i)
+      hytask::spawn({.group = g.get()}, [&] {
+        started++;
+        go.wait();  // set after the cancellation
+        if (!hytask::this_task::cancelled()) uncancelled++;
+      });
     std::thread t([&g] { g->cancel(); });
     t.join();
+    EXPECT_TRUE(g->cancelled()) << "cancel() from another thread did not take";
     g.reset();  // its tasks keep what they need
   }
   go.set();
   hytask::wait_all();
-  EXPECT_LE(ran.load(), 4);
+  EXPECT_EQ(uncancelled.load(), 0) << "of " << started.load() << " tasks that started";
 }
 
 // Cancelled tasks release their versions; the cancelled writer's readers are skipped.

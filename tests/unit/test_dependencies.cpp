@@ -121,6 +121,7 @@ TEST_P(Deps, RegionContainingAnotherIsOrdered) {
 }
 
 TEST_P(Deps, RepeatedAccessInOneTaskDoesNotDeadlock) {
+  hytask_test::hang_guard guard(20s, "Deps.RepeatedAccessInOneTaskDoesNotDeadlock");
   hytask::runtime rt(cfg());
   int x = 0;
   for (int i = 0; i < 100; ++i)

@@ -54,7 +54,13 @@ TEST_P(Failures, ATaskSpawnedAfterItsPredecessorFailedAndCompletedIsSkipped) {
         throw std::runtime_error("early");
       },
       hytask::out(x));
-  while (!threw.load()) hytask::this_task::yield();  // main runs it, or sees a worker did
+  // Main runs it, or sees a worker did (bounded: a failure, not a hang, if neither happens).
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!threw.load() && std::chrono::steady_clock::now() < until) hytask::this_task::yield();
+  if (!threw.load()) {
+    EXPECT_THROW(hytask::wait_all(), std::runtime_error);  // collects it before the runtime ends
+    FAIL() << "the failing task did not run while main yielded for 10 s";
+  }
   std::this_thread::sleep_for(std::chrono::milliseconds(20));  // ... and complete it
   hytask::spawn([&] { ran++; }, hytask::in(x));   // its predecessor is already gone
   hytask::spawn([&] { ran++; }, hytask::out(x));  // after the reader: skipped in turn

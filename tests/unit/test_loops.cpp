@@ -121,20 +121,36 @@ TEST_P(Loops, LoopInsideTasks) {
 }
 
 TEST_P(Loops, BusyWorkerDoesNotDelayTheLoop) {
-  if (GetParam() < 2) GTEST_SKIP();
-  hytask::runtime rt(hytask::config{.threads = GetParam()});
+  const unsigned threads = GetParam();
+  if (threads < 2) GTEST_SKIP() << "needs a second worker to keep busy";
+  hytask::runtime rt(hytask::config{.threads = threads});
+  // The long tasks end on their own after 10 s: a loop that waited for them fails the bound
+  // below instead of hanging. Leaving the test (an ASSERT included) releases them.
   std::atomic<bool> release{false};
-  for (unsigned w = 1; w < GetParam(); ++w)
-    hytask::spawn([&release] {
-      while (!release.load()) std::this_thread::sleep_for(1ms);
+  struct releaser {
+    std::atomic<bool>& r;
+    ~releaser() { r.store(true, std::memory_order_release); }
+  } release_at_exit{release};
+  std::atomic<unsigned> holding{0};
+  for (unsigned w = 1; w < threads; ++w)
+    hytask::spawn([&] {
+      holding.fetch_add(1);
+      const auto end = std::chrono::steady_clock::now() + 10s;
+      while (!release.load(std::memory_order_acquire) && std::chrono::steady_clock::now() < end)
+        std::this_thread::sleep_for(1ms);
     });
-  std::this_thread::sleep_for(20ms);  // the other workers are now inside those tasks
+  // Main stays out of the runtime: the other workers take the long tasks.
+  const auto until = std::chrono::steady_clock::now() + 10s;
+  while (holding.load() < threads - 1 && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(1ms);
+  ASSERT_EQ(holding.load(), threads - 1) << "the other workers did not take the long tasks";
   for (auto s : all_schedules) {
     auto t0 = std::chrono::steady_clock::now();
     std::atomic<int> n{0};
     hytask::parallel_for(0, 1000, [&n](int) { n++; }, s);
     EXPECT_EQ(n.load(), 1000);
-    EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s) << "schedule " << static_cast<int>(s);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s)
+        << "schedule " << static_cast<int>(s) << ": the loop waited for the busy workers";
   }
   release = true;
   hytask::wait_all();

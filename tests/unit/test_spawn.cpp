@@ -218,16 +218,6 @@ TEST_P(Spawn, CallablesAtTheEdgesOfInlineStorageArriveWhole) {
 
 INSTANTIATE_TEST_SUITE_P(Threads, Spawn, ::testing::Values(1u, 2u, 4u));
 
-TEST(SpawnPriority, HighPriorityRunsFirst) {
-  hytask::runtime rt(hytask::config{.threads = 1});
-  std::vector<int> order;
-  for (int i = 0; i < 10; ++i) hytask::spawn([&order, i] { order.push_back(i); });
-  hytask::spawn({.priority = 1}, [&order] { order.push_back(100); });
-  hytask::wait_all();
-  ASSERT_EQ(order.size(), 11u);
-  EXPECT_EQ(order.front(), 100);
-}
-
 TEST(SpawnMisuse, WithoutRuntime) {
   try {
     hytask::spawn([] {});

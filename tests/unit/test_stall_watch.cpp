@@ -5,9 +5,12 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <fstream>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -132,10 +135,31 @@ TEST(RunDelay, ThreadsSharingOneCpuWaitForIt) {
                                           << (during - before) / 1'000'000 << " ms for it";
 }
 
-TEST(CpuPressure, IsAShareOrUnknown) {
+// The first line's avg10, read here without sscanf's pattern; -1 if there is no such file.
+double pressure_avg10_from_proc() {
+  std::ifstream f("/proc/pressure/cpu");
+  std::string line;
+  if (!f || !std::getline(f, line) || line.rfind("some ", 0) != 0) return -1;
+  const std::string key = "avg10=";
+  const std::size_t at = line.find(key);
+  if (at == std::string::npos) return -1;
+  return std::stod(line.substr(at + key.size()));
+}
+
+TEST(CpuPressure, IsTheKernelsTenSecondShare) {
+  const double before = pressure_avg10_from_proc();
   const double p = hytask::core::node_cpu_pressure_pct();
-  if (p < 0) GTEST_SKIP() << "no /proc/pressure/cpu on this kernel";
+  const double after = pressure_avg10_from_proc();
+  if (before < 0) {
+    EXPECT_EQ(p, -1.0) << "no /proc/pressure/cpu here, yet a pressure was reported";
+    GTEST_SKIP() << "no /proc/pressure/cpu on this kernel";
+  }
+  ASSERT_GE(after, 0.0);
+  EXPECT_GE(p, 0.0);
   EXPECT_LE(p, 100.0);
+  // The kernel updates avg10 every 2 s: the three reads agree but for an update between them.
+  EXPECT_GE(p, std::min(before, after) - 0.5) << "read " << before << " and " << after;
+  EXPECT_LE(p, std::max(before, after) + 0.5) << "read " << before << " and " << after;
 }
 
 }  // namespace

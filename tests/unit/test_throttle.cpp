@@ -83,16 +83,23 @@ TEST(Throttle, IndependentTasksRunInBoundedMemory) {
 
 TEST(Throttle, DoesNotDeadlockWhenEveryTaskInFlightIsSuspended) {
   // The tasks in flight wait for an event that only a later task sets: spawning must go on.
+  // Were a frozen count never judged stuck, main would wait in spawn forever: the guard makes
+  // that a failure. That the limit was extended is checked below.
+  hytask_test::hang_guard guard(30s, "Throttle.DoesNotDeadlockWhenEveryTaskInFlightIsSuspended");
   hytask::runtime rt(hytask::config{.threads = 2, .max_tasks = 16});
   hytask::event e;
-  std::atomic<int> woke{0};
+  std::atomic<int> woke{0}, early{0};
   for (int i = 0; i < 100; ++i)
     hytask::spawn([&] {
       e.wait();
-      woke++;
+      if (e.is_set()) woke++;
+      else early++;
     });
+  // 100 suspended tasks against a limit of 16: the limit was extended to spawn them.
+  EXPECT_GT(hytask::core::scheduler::instance()->throttle_extension(), 0);
   hytask::spawn([&e] { e.set(); });
   hytask::wait_all();
+  EXPECT_EQ(early.load(), 0) << "wait() returned before the event was set";
   EXPECT_EQ(woke.load(), 100);
 }
 
@@ -100,6 +107,7 @@ TEST(Throttle, ManySuspendedTasksBeyondTheLimitCostLittle) {
   // The limit is extended geometrically while everything in flight is stuck.
   // Each suspended task holds a fiber stack; under sanitizers stacks are expensive, so the
   // count is scaled there.
+  hytask_test::hang_guard guard(30s, "Throttle.ManySuspendedTasksBeyondTheLimitCostLittle");
   hytask::runtime rt(hytask::config{.threads = 2, .max_tasks = 16});
   const long n = hytask_test::scaled(5000);
   hytask::event e;
@@ -108,7 +116,7 @@ TEST(Throttle, ManySuspendedTasksBeyondTheLimitCostLittle) {
   for (long i = 0; i < n; ++i)
     hytask::spawn([&] {
       e.wait();
-      woke++;
+      if (e.is_set()) woke++;  // not before the set
     });
   e.set();
   hytask::wait_all();

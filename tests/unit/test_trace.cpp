@@ -1,15 +1,20 @@
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "hytask/hytask.hpp"
+#include "test_util.hpp"
 
 namespace fs = std::filesystem;
+using namespace std::chrono_literals;
 
 namespace {
 
@@ -25,7 +30,20 @@ TEST(Trace, WritesValidChromeTraceJson) {
   {
     hytask::runtime rt(hytask::config{.threads = 2, .trace = path.string()});
     hytask::event e;
-    hytask::spawn({.name = "waiter"}, [&e] { e.wait(); });
+    std::atomic<bool> waiting{false};
+    hytask::spawn({.name = "waiter"}, [&] {
+      waiting.store(true);
+      e.wait();
+    });
+    // Main stays out of the runtime until the waiter runs (on worker 1) and has had ample
+    // time to suspend in e.wait(); only then is the setter spawned, so the waiter suspends.
+    const auto until = std::chrono::steady_clock::now() + 10s;
+    while (!waiting.load() && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(1ms);
+    const bool started = waiting.load();
+    if (!started) e.set();  // lets the runtime's end return; the check below fails
+    ASSERT_TRUE(started) << "worker 1 did not start the waiter within 10 s";
+    std::this_thread::sleep_for(50ms);
     hytask::spawn({.name = "setter \"quoted\""}, [&e] { e.set(); });
     for (int i = 0; i < 100; ++i) hytask::spawn({.name = "compute"}, [] {});
     hytask::wait_all();
@@ -65,7 +83,8 @@ TEST(Trace, WritesValidChromeTraceJson) {
   EXPECT_GE(slices, 102);
   EXPECT_TRUE(thread_names.count("worker 0 (main)"));
   EXPECT_TRUE(thread_names.count("worker 1"));
-  // The waiter either found the event set or suspended and resumed.
+  // The waiter suspended (the setter was spawned after it waited) and resumed.
+  EXPECT_GE(suspends, 1) << "no suspend event for the waiter";
   EXPECT_EQ(suspends, resumes);
   fs::remove(path);
 }
@@ -87,15 +106,39 @@ TEST(Trace, SmallBufferFlushesEverything) {
   fs::remove(path);
 }
 
+// HYTASK_TRACE names the file; config::trace = "" is an explicit off, which wins over the
+// environment (src/config.cpp: an explicit field is applied before the variable is read).
+// Then the same variable without the override must write that very file, so that the check
+// looks where a trace would go.
 TEST(Trace, OffWritesNothing) {
   fs::path path = temp_trace("off");
   fs::remove(path);
+  hytask_test::env_guard env("HYTASK_TRACE", path.string().c_str());
   {
-    hytask::runtime rt(hytask::config{.threads = 1});
-    hytask::spawn([] {});
+    hytask::runtime rt(hytask::config{.threads = 1, .trace = ""});
+    EXPECT_TRUE(rt.settings().trace.empty()) << rt.settings().trace;
+    hytask::spawn({.name = "untraced"}, [] {});
     hytask::wait_all();
   }
-  EXPECT_FALSE(fs::exists(path));
+  EXPECT_FALSE(fs::exists(path)) << "config::trace = \"\" did not turn off HYTASK_TRACE";
+  fs::remove(path);
+  {
+    hytask::runtime rt(hytask::config{.threads = 1});  // no override: the variable counts
+    hytask::spawn({.name = "traced"}, [] {});
+    hytask::wait_all();
+  }
+  ASSERT_TRUE(fs::exists(path)) << "HYTASK_TRACE=" << path << " wrote no trace there";
+  std::ifstream f(path);
+  nlohmann::json j = nlohmann::json::parse(f);
+  int traced = 0, untraced = 0;
+  for (const auto& ev : j["traceEvents"])
+    if (ev["ph"] == "X") {
+      traced += ev["name"] == "traced";
+      untraced += ev["name"] == "untraced";
+    }
+  EXPECT_EQ(traced, 1);
+  EXPECT_EQ(untraced, 0);
+  fs::remove(path);
 }
 
 TEST(Trace, UnwritablePathFailsAtStart) {

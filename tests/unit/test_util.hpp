@@ -103,6 +103,28 @@ inline bool yield_until(const std::atomic<bool>& flag, std::chrono::milliseconds
   return true;
 }
 
+// Sets an environment variable for a scope; restores (or unsets) it at the scope's end.
+class env_guard {
+ public:
+  env_guard(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) {
+      old_ = old;
+      had_ = true;
+    }
+    ::setenv(name, value, 1);
+  }
+  ~env_guard() {
+    if (had_) ::setenv(name_.c_str(), old_.c_str(), 1);
+    else ::unsetenv(name_.c_str());
+  }
+  env_guard(const env_guard&) = delete;
+  env_guard& operator=(const env_guard&) = delete;
+
+ private:
+  std::string name_, old_;
+  bool had_ = false;
+};
+
 // Turns a hang into a failure: unless the scope is left within `limit`, prints what did not
 // finish and ends the process with status 1 (a hang would only time out under ctest).
 class hang_guard {
