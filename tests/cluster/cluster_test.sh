@@ -51,19 +51,45 @@ wait $pid; status=$?
 [[ -z $(leftovers $pid) ]] || fail "namespaces left behind after a failed job: $(leftovers $pid)"
 
 # 3. Ctrl-C while the job runs: everything is removed. (Job control, so that the background
-# job does not ignore SIGINT as a non-interactive shell's background jobs do.)
+# job does not ignore SIGINT as a non-interactive shell's background jobs do.) The ranks run
+# `sleep` with an argument of this run's own, and every process in the run's namespaces
+# (ranks, launcher, daemons) is recorded before the interrupt: `ip netns del` does not end
+# them, so each must be gone afterwards. One left behind fails the test (and is killed).
+alive() {  # the pids given that still exist (zombies excepted)
+  local p state
+  for p in "$@"; do
+    state=$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null) || continue
+    [[ -n $state && $state != Z ]] && echo "$p"
+  done
+}
+nap="60.$$$RANDOM"  # sleep accepts a fraction: a command line no other process has
 set -m
-"$cluster" run --mpi "$mpi" -n 2 -- sleep 60 >"$out" 2>&1 &
+"$cluster" run --mpi "$mpi" -n 2 -- sleep "$nap" >"$out" 2>&1 &
 pid=$!
+fail3() { kill -INT $pid 2>/dev/null; wait $pid 2>/dev/null; fail "$@"; }  # ends the run first
 for _ in $(seq 100); do [[ -n $(leftovers $pid) ]] && break; sleep 0.1; done
-[[ -n $(leftovers $pid) ]] || fail "the interrupted run never made its namespaces"
-sleep 1
+[[ -n $(leftovers $pid) ]] || fail3 "the interrupted run never made its namespaces"
+# Both ranks are running before the interrupt.
+for _ in $(seq 100); do (($(pgrep -cfx "sleep $nap") >= 2)) && break; sleep 0.1; done
+ranks=$(pgrep -fx "sleep $nap" | tr '\n' ' ')
+(($(wc -w <<<"$ranks") == 2)) || fail3 "expected the 2 ranks running 'sleep $nap', found: '$ranks'"
+inside=""
+for ns in $(leftovers $pid); do inside="$inside $(ip netns pids "$ns" 2>/dev/null | tr '\n' ' ')"; done
+for r in $ranks; do [[ " $inside " == *" $r "* ]] || fail3 "rank $r is not in the run's namespaces ($inside)"; done
 kill -INT $pid
 wait $pid; status=$?
 ((status != 0)) || fail "an interrupted run returned status 0"
 for _ in $(seq 50); do [[ -z $(leftovers $pid) ]] && break; sleep 0.1; done
 [[ -z $(leftovers $pid) ]] || fail "namespaces left behind after Ctrl-C: $(leftovers $pid)"
-pgrep -f "hytc${pid}n" >/dev/null && fail "processes of the interrupted run are still alive"
+for _ in $(seq 30); do [[ -z $(alive $inside) ]] && break; sleep 0.1; done
+left=$(alive $inside | xargs)
+stray=$(pgrep -fx "sleep $nap" | xargs)
+if [[ -n $left || -n $stray ]]; then
+  ps -o pid,ppid,args -p "$(echo $left $stray | tr ' ' ',')" 2>/dev/null
+  kill -KILL $left $stray 2>/dev/null
+  fail "processes of the interrupted run are still alive after Ctrl-C: ${left:-}${stray:+ (ranks: $stray)}"
+fi
+echo "interrupted run: the $(wc -w <<<"$inside") processes that were in its namespaces are gone"
 set +m
 
 # 4. Usage errors exit with 2.

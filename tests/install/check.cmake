@@ -156,8 +156,23 @@ endif()
 run_consumer(${WORK_DIR}/consumer ${launcher})
 
 # hytask::omp: installed with the library when OpenMP was found; then the consumer builds an
-# OpenMP program against it, which runs on 2 ranks.
+# OpenMP program against it, which runs on 2 ranks. Whether it was found is the build's
+# cache's to say (HYTASK_OMP_BUILT, set by cmake/hytask_omp.cmake), in both modes: an install
+# that stops installing the library fails here instead of skipping the OpenMP consumer, and
+# so does an installed library the cache does not account for (the variable renamed: this
+# check would otherwise never fire).
+file(STRINGS ${BUILD_DIR}/CMakeCache.txt omp_built REGEX "^HYTASK_OMP_BUILT:INTERNAL=ON")
 file(GLOB_RECURSE omp_libs ${prefix}/lib*/libhytask_omp*)
+if(omp_built AND NOT omp_libs)
+  file(GLOB_RECURSE all_libs RELATIVE ${prefix} ${prefix}/lib*/libhytask*)
+  message(FATAL_ERROR "the build made hytask_omp (HYTASK_OMP_BUILT=ON in "
+                      "${BUILD_DIR}/CMakeCache.txt), but the install has no libhytask_omp: "
+                      "${all_libs}")
+endif()
+if(omp_libs AND NOT omp_built)
+  message(FATAL_ERROR "libhytask_omp is installed (${omp_libs}), but ${BUILD_DIR}/CMakeCache.txt "
+                      "has no HYTASK_OMP_BUILT=ON: this check no longer knows when to expect it")
+endif()
 if(omp_libs)
   if(NOT EXISTS ${WORK_DIR}/consumer/consumer_omp)
     message(FATAL_ERROR "hytask_omp is installed (${omp_libs}) but the consumer found no hytask::omp")

@@ -19,6 +19,11 @@ namespace mpi = hytask::mpi;
 
 namespace {
 
+// A failed check: the rank and the reason, marked FAILED.
+void report(int rank, const std::string& what) {
+  std::fprintf(stderr, "adopt: rank %d: FAILED: %s\n", rank, what.c_str());
+}
+
 // Runs a runtime in `mode` on the adopted MPI: a barrier, an exchange with the neighbours and
 // an allreduce, from tasks. A guard fails the test with a message if it does not finish.
 bool exercise(hytask::mpi_mode mode, const char* name, int rank) {
@@ -39,7 +44,7 @@ bool exercise(hytask::mpi_mode mode, const char* name, int rank) {
     hytask::wait_all();
     if (sum != n * (n - 1) / 2 || got != left) {
       ok = false;
-      std::fprintf(stderr, "adopt: mode %s: sum %d got %d\n", name, sum, got);
+      report(rank, std::string("mode ") + name + ": sum " + std::to_string(sum) + ", got " + std::to_string(got));
     }
   }
   return ok;
@@ -72,7 +77,7 @@ bool program_handler_kept(int rank) {
       }
       if (!thrown) {
         ok = false;
-        std::fprintf(stderr, "adopt: truncated receive on the program's communicator: no exception\n");
+        report(rank, "truncated receive on the program's communicator: no exception");
       }
     }
   }
@@ -81,8 +86,8 @@ bool program_handler_kept(int rank) {
   const int rc = MPI_Send(&v, 1, MPI_INT, 99, 0, mine);  // rank 99 does not exist
   if (rc == MPI_SUCCESS || g_handler_calls != before + 1) {
     ok = false;
-    std::fprintf(stderr, "adopt: the program's own bad call: rc %d, its handler called %d times\n",
-                 rc, g_handler_calls - before);
+    report(rank, "the program's own bad call: rc " + std::to_string(rc) + ", its handler called " +
+                     std::to_string(g_handler_calls - before) + " times");
   }
   MPI_Comm_free(&mine);
   MPI_Errhandler_free(&eh);
@@ -103,10 +108,24 @@ void program_errors_still_fatal(int rank) {
   std::exit(0);
 }
 
+const char* level_name(int level) {
+  switch (level) {
+    case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
+    case MPI_THREAD_MULTIPLE: return "MPI_THREAD_MULTIPLE";
+    default: return "an unknown level";
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string level = argc > 1 ? argv[1] : "funneled";
+  if (level != "funneled" && level != "serialized" && level != "multiple" && level != "fatal") {
+    std::fprintf(stderr, "usage: adopt_mpi funneled|serialized|multiple|fatal\n");
+    return 2;
+  }
   const int wanted = level == "multiple"     ? MPI_THREAD_MULTIPLE
                      : level == "serialized" ? MPI_THREAD_SERIALIZED
                                              : MPI_THREAD_FUNNELED;
@@ -116,6 +135,13 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (level == "fatal") program_errors_still_fatal(rank);
   bool ok = true;
+  // The checks below depend on the level MPI provides: another level than the one asked for
+  // would skip some of them (the refusals at FUNNELED, multiple mode at MULTIPLE) unseen.
+  if (provided != wanted) {
+    ok = false;
+    report(rank, std::string("asked for ") + level_name(wanted) + ", MPI provided " +
+                     level_name(provided) + ": this level's checks would not run");
+  }
   // funneled: hytask's MPI thread makes the calls, which SERIALIZED allows.
   if (provided >= MPI_THREAD_SERIALIZED)
     ok = exercise(hytask::mpi_mode::funneled, "funneled", rank) && ok;
@@ -128,30 +154,39 @@ int main(int argc, char** argv) {
     try {
       hytask::runtime rt(hytask::config{.mpi_mode = hytask::mpi_mode::multiple});
       ok = false;
-      std::fprintf(stderr, "adopt: multiple mode accepted MPI_THREAD_FUNNELED\n");
+      report(rank, "multiple mode accepted MPI_THREAD_FUNNELED");
     } catch (const hytask::usage_error& e) {
       std::string w = e.what();
       if (w.find("MPI_THREAD_MULTIPLE") == std::string::npos || w.find("masteronly") == std::string::npos) {
         ok = false;
-        std::fprintf(stderr, "adopt: unhelpful message: %s\n", w.c_str());
+        report(rank, "unhelpful message for multiple mode at MPI_THREAD_FUNNELED: " + w);
       }
     }
     // funneled runs MPI on a hytask thread, which MPI_THREAD_FUNNELED forbids.
     try {
       hytask::runtime rt(hytask::config{.mpi_mode = hytask::mpi_mode::funneled});
       ok = false;
-      std::fprintf(stderr, "adopt: funneled mode accepted MPI_THREAD_FUNNELED\n");
+      report(rank, "funneled mode accepted MPI_THREAD_FUNNELED");
     } catch (const hytask::usage_error& e) {
-      if (std::string(e.what()).find("masteronly") == std::string::npos) ok = false;
+      if (std::string(e.what()).find("masteronly") == std::string::npos) {
+        ok = false;
+        report(rank, std::string("funneled mode at MPI_THREAD_FUNNELED: the message does not name "
+                                 "masteronly: ") + e.what());
+      }
     }
   }
   // masteronly works on the thread that initialised MPI, at every level.
   ok = exercise(hytask::mpi_mode::masteronly, "masteronly", rank) && ok;
   int finalized = 1;
   MPI_Finalized(&finalized);
-  if (finalized) ok = false;  // the runtime must leave an adopted MPI initialised
-  MPI_Barrier(MPI_COMM_WORLD);
-  if (rank == 0) std::printf(ok ? "adopt %s: all checks passed\n" : "adopt %s: FAILED\n", level.c_str());
+  if (finalized) {
+    ok = false;  // the runtime must leave an adopted MPI initialised
+    report(rank, "the runtime finalised the MPI it adopted");
+  }
+  // "all checks passed" only when every rank's did (the test looks for rank 0's line).
+  int mine = ok ? 1 : 0, all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (rank == 0) std::printf(all ? "adopt %s: all checks passed\n" : "adopt %s: FAILED\n", level.c_str());
   MPI_Finalize();
   return ok ? 0 : 1;
 }

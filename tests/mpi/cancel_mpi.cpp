@@ -5,7 +5,9 @@
 //                resume with hytask::task_cancelled, wait_all returns, the runtime ends (no
 //                operation left for MPI_Finalize); a cancelled task's later MPI call throws.
 //   local_send   a task of a cancelled group suspended in a large send is drained: it resumes
-//                once the peer (not cancelled) has received, and the data arrived whole.
+//                only once the peer (not cancelled) has received (the peer posts its receive
+//                only after the cancellation), sees this_task::cancelled(), and the data
+//                arrived whole.
 //   collective   every rank: tasks suspended in receives nobody matches, a large send and a
 //                small one whose receiving tasks never start, queued tasks; every rank calls
 //                cancel_collective: the receives are cancelled, the sends drained (the stale
@@ -18,8 +20,11 @@
 //   broadcast_at_end  the same without cancel_collective (and a large send left by a
 //                cancelled task): the runtime's end drains it, MPI_Finalize does not hang.
 //   global       global dependencies: tasks of later phases gated by matching, remote
-//                successors, copyin transfers; every rank calls cancel_collective in the
-//                middle; the protocol stays consistent, and the next phases compute right.
+//                successors, copyin transfers; some tasks of the first phase hold until they
+//                see the cancellation, so that the tasks of later phases that depend on them
+//                cannot have started; every rank calls cancel_collective in the middle: the
+//                held tasks see it, their successors are skipped, the protocol stays
+//                consistent, and the next phases compute right.
 // Rank 0 prints "cancel_mpi <scenario>: ok" when every rank's checks passed.
 #include <atomic>
 #include <chrono>
@@ -108,34 +113,69 @@ void local_recv() {
   check(got == (rank + size - 1) % size, "messages after the cancellation");
 }
 
-// A cancelled task suspended in a rendezvous-sized send: drained, not abandoned.
+// A cancelled task suspended in a rendezvous-sized send: drained, not abandoned. Rank 1 posts
+// its receive only when rank 0's main says so, after the cancellation and a pause: until then
+// the send cannot complete, so a task resumed before the "go" was abandoned, not drained. The
+// task must see its cancellation once it resumes, and rank 1 must get the data whole.
 void local_send() {
   const int rank = hytask::mpi::rank(), size = hytask::mpi::size();
-  if (size < 2) return;
   constexpr int n = 1 << 20;  // 8 MiB: not eager
-  constexpr int tag = 31;
+  constexpr int tag = 31, go_tag = 32;
+  if (size < 2) {
+    check(false, "local_send needs 2 ranks");
+    return;
+  }
+  hytask::mpi::barrier();
   if (rank == 0) {
     std::vector<double> out(n, 3.0);
     hytask::task_group g;
-    std::atomic<bool> sending{false};
-    std::atomic<int> resumed{0};
+    std::atomic<bool> sending{false}, go_sent{false};
+    std::atomic<int> resumed{0}, resumed_early{0}, saw_cancel{0}, threw{0};
     hytask::spawn({.name = "large send", .group = &g}, [&] {
       sending = true;
       try {
         hytask::mpi::send(out.data(), n, MPI_DOUBLE, 1, tag);
       } catch (const hytask::task_cancelled&) {
+        threw++;
       }
+      if (!go_sent.load()) resumed_early++;  // rank 1 had not even posted its receive
+      if (hytask::this_task::cancelled()) saw_cancel++;
       resumed++;
     });
     while (!sending.load()) hytask::this_task::yield();
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // suspended in the send
     g.cancel();
+    // Time for a wrong implementation to resume the task: a drained send cannot complete.
+    const auto pause_end = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+    while (std::chrono::steady_clock::now() < pause_end) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      hytask::this_task::poll();
+    }
+    check(resumed.load() == 0, "the cancelled sender resumed before its peer posted the receive: "
+                               "the send was abandoned, not drained");
+    go_sent = true;
+    int go = 1;
+    hytask::mpi::send(&go, 1, MPI_INT, 1, go_tag);  // main is not in the group
     hytask::wait_all();
     check(resumed.load() == 1, "the cancelled sender did not resume");
+    check(resumed_early.load() == 0, "the cancelled sender resumed before its peer received");
+    check(saw_cancel.load() == 1, "the sender resumed without seeing its cancellation "
+                                  "(this_task::cancelled() was false)");
+    std::printf("cancel_mpi local_send: rank 0: the send %s after the drain\n",
+                threw.load() ? "threw task_cancelled" : "returned");
   } else if (rank == 1) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // after the cancellation
+    int go = 0;
+    hytask::mpi::recv(&go, 1, MPI_INT, 0, go_tag);
     std::vector<double> in(n, 0.0);
-    hytask::mpi::recv(in.data(), n, MPI_DOUBLE, 0, tag);
+    hytask::mpi::request r = hytask::mpi::irecv(in.data(), n, MPI_DOUBLE, 0, tag);
+    // Bounded: a send that the cancellation withdrew would never arrive.
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!r.test() && std::chrono::steady_clock::now() < end) hytask::this_task::yield();
+    if (!r.test()) {
+      check(false, "the cancelled send's data did not arrive within 20 s: it was not drained");
+      std::fflush(stderr);
+      std::_Exit(1);  // a receive pending for ever: the runtime could not end
+    }
     check(in[0] == 3.0 && in[n - 1] == 3.0, "the drained send's data");
   }
 }
@@ -256,6 +296,7 @@ void broadcast(bool settle) {
     s.wait_started();
   } else {
     hytask::spawn({.name = "unmatched recv from 0"}, [&s] {
+      s.started++;
       try {
         hytask::mpi::recv(s.in, 4, MPI_DOUBLE, 0, 99);
         s.recv_completed++;
@@ -283,11 +324,22 @@ void broadcast(bool settle) {
       }
       saw++;
     });
-  if (rank == 0)
-    hytask::spawn({.name = "canceller"}, [] {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      hytask::mpi::cancel_broadcast();
-    });
+  // Every rank's computing tasks (and the receive from rank 0) are running before rank 0
+  // cancels: one the cancellation found not started would be skipped, and the checks that
+  // the tasks saw it would hold for no task at all. A task waits for them and meets the other
+  // ranks' in a barrier (not main: a blocking call of main may run a computing task, which
+  // would keep main until the cancellation); on rank 0 it then cancels.
+  const int want = settle ? 1 : 3;
+  hytask::spawn({.name = "canceller"}, [&s, want, rank] {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while ((g_started.load() < 2 || s.started.load() < want) && std::chrono::steady_clock::now() < end)
+      hytask::this_task::yield();
+    check(g_started.load() == 2 && s.started.load() == want, "the tasks did not start within a minute");
+    hytask::mpi::barrier();
+    if (rank != 0) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    hytask::mpi::cancel_broadcast();
+  }, hytask::mpi::collective());
   if (!settle) {
     // Tasks stay suspended in the stray sends until the runtime's end drains them: no
     // wait_all. Main learns the cancellation as it polls (running tasks meanwhile).
@@ -299,7 +351,7 @@ void broadcast(bool settle) {
   }
   hytask::wait_all();
   check(timed_out.load() == 0, "a computing task never learnt the broadcast cancellation");
-  check(saw.load() == g_started.load(), "a computing task did not see the cancellation");
+  check(saw.load() == 2, "a computing task did not see the cancellation");
   check(hytask::this_task::cancelled() && hytask::mpi::job_cancelled(), "main does not see the job cancelled");
   // While the job is cancelled, tasks spawned are skipped and main posts nothing.
   std::atomic<int> ran{0};
@@ -354,8 +406,7 @@ int main(int argc, char** argv) {
     if (failures == 0) std::printf("cancel_mpi %s: rank %d: checks passed\n", scenario.c_str(), rank);
     std::fflush(stdout);
     rt.shutdown();
-    check(g_timed_out.load() == 0 && g_saw.load() == g_started.load(),
-          "a computing task did not see the cancellation");
+    check(g_timed_out.load() == 0 && g_saw.load() == 2, "a computing task did not see the cancellation");
     check(g_stuck->sends_resumed.load() == 2, "a stray send's task did not resume");
     if (failures == 0) std::printf("cancel_mpi %s: rank %d: ended\n", scenario.c_str(), rank);
     return failures == 0 ? 0 : 1;
@@ -367,22 +418,58 @@ int main(int argc, char** argv) {
 }
 
 // Global dependencies (issue 17) under a collective cancellation: phases of tasks with remote
-// reads (copyin and get), writes after them, tasks gated by their phase's matching; every
-// rank cancels in the middle. Then new phases must compute the right values.
+// reads (copyin), writes after them, tasks gated by their phase's matching; every rank cancels
+// in the middle. Then new phases must compute the right values.
+//
+// Deterministic: the first `held` writers of each rank's block in phase 0 hold (yielding)
+// until they see the cancellation, which cancel_collective sets on their rank before it waits
+// for the tasks. The writers of those elements in later phases (same rank) depend on them,
+// directly and through the previous rank's copyin of phase 1 (a global dependency each way):
+// they cannot have started when the job is cancelled, and must be skipped, as the rank stays
+// cancelled until every task of the job is done. (That copyin itself may run: its rank may
+// not have reached cancel_collective yet when the held task ends, and a completion from
+// another rank is a normal one.) So not every task runs, whatever the timing. Several held
+// tasks per rank: each yields to another, so that main, the only worker with
+// HYTASK_THREADS=1, gets back to its own waits. 3 rounds of 2 phases: fewer phases than
+// HYTASK_PHASE_WINDOW's default (8), so fence() never waits for the held phase.
 void global_scenario() {
   const int rank = hytask::mpi::rank(), size = hytask::mpi::size();
   const std::size_t per = 16, n = per * static_cast<std::size_t>(size);
+  constexpr std::size_t held = 4;  // of each rank's block
+  constexpr int rounds = 3;
+  auto is_held = [](std::size_t i) { return i % per < held; };
   hytask::global_array<long> a(n);
   for (long& x : a.local()) x = -1;
-  std::atomic<int> ran{0};
+  std::atomic<int> ran{0}, held_started{0}, held_saw{0}, held_timed_out{0}, held_done{0};
+  std::atomic<int> after_held_ran{0};  // writers of later phases on a held element
   std::vector<long> copies(n, 0);
-  for (int phase = 0; phase < 6; ++phase) {
-    for (std::size_t i = a.local_begin(); i < a.local_begin() + per; ++i)
-      hytask::spawn([&a, &ran, i, phase] {
+  for (int round = 0; round < rounds; ++round) {
+    for (std::size_t i = a.local_begin(); i < a.local_begin() + per; ++i) {
+      if (round == 0 && is_held(i)) {
+        hytask::spawn({.name = "held writer"}, [&] {
+          ran++;
+          held_started++;
+          const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+          while (!hytask::this_task::cancelled()) {
+            if (std::chrono::steady_clock::now() > end) {
+              held_timed_out++;
+              break;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            hytask::this_task::yield();
+          }
+          if (hytask::this_task::cancelled()) held_saw++;
+          held_done++;
+        }, hytask::out(a[i]));
+        continue;
+      }
+      hytask::spawn([&a, &ran, &after_held_ran, is_held, i, round] {
         ran++;
-        a[i].put(static_cast<long>(phase * 1000 + i));
+        if (is_held(i)) after_held_ran++;
+        a[i].put(static_cast<long>(round * 1000 + static_cast<int>(i)));
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
       }, hytask::out(a[i]));
+    }
     hytask::fence();
     for (std::size_t k = 0; k < per; ++k) {
       const std::size_t j = (a.local_begin() + per + k) % n;  // the next rank's elements
@@ -394,9 +481,19 @@ void global_scenario() {
     }
     hytask::fence();
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  // Every rank's held tasks are running (main runs tasks while it yields) before any rank
+  // cancels: one not started would be skipped, and not show that it saw the cancellation.
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (held_started.load() < static_cast<int>(held) && std::chrono::steady_clock::now() < end)
+    hytask::this_task::yield();
+  check(held_started.load() == static_cast<int>(held), "the held tasks did not start within a minute");
+  hytask::mpi::barrier();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the other chains go on
   hytask::mpi::cancel_collective();
-  check(ran.load() < 6 * 2 * static_cast<int>(per), "every global task ran: nothing was cancelled");
+  const int total = rounds * 2 * static_cast<int>(per);
+  check(held_done.load() == held_started.load(),
+        "cancel_collective returned while a held task was still running");
+  check(ran.load() < total, "every global task ran: nothing was cancelled");
   check(!hytask::mpi::job_cancelled(), "the job is still cancelled after cancel_collective");
   // New phases: each rank writes its block, then reads the next rank's.
   for (std::size_t i = a.local_begin(); i < a.local_begin() + per; ++i)
@@ -408,6 +505,12 @@ void global_scenario() {
     hytask::spawn([&got, &a, j, k] { got[k] = a[j].get(); }, hytask::in(a[j]));
   }
   hytask::wait_all();
+  // Checked after every task is done (a wrong cancel_collective may return with some running).
+  check(held_timed_out.load() == 0, "a held task did not see the cancellation within 10 s");
+  check(held_saw.load() == static_cast<int>(held), "a held task ended without seeing the cancellation");
+  check(after_held_ran.load() == 0,
+        "a writer of a later phase on a held element ran: it started before its global "
+        "predecessors completed, or the cancellation did not skip it");
   for (std::size_t k = 0; k < per; ++k) {
     const std::size_t j = (static_cast<std::size_t>(rank) * per + per + k) % n;
     check(got[k] == static_cast<long>(7000 + j), "a value written after the cancellation");

@@ -5,8 +5,11 @@
 //   in_task        a task declares a global dependency (only main's tasks may)
 //   tile_grid      a tiled_matrix on a P x Q grid that is not the number of ranks
 //   index          an element past the end
+// The last three throw a hytask::usage_error on every rank: rank 0 prints "caught: <message>"
+// once every rank caught one.
 #include <cstdio>
 #include <cstring>
+#include <span>
 #include <string>
 
 #include "hytask/global.hpp"
@@ -18,6 +21,7 @@ int main(int argc, char** argv) {
   const std::string what = argc > 1 ? argv[1] : "";
   const int rank = hytask::mpi::rank();
   hytask::global_array<int> a(8);
+  std::string caught;  // the usage_error's message, for the cases every rank must catch
   if (what == "conflict") {
     hytask::fence();  // not the first phase: the tasks are gated, nothing runs
     if (rank <= 1) hytask::spawn([&] { a[0].put(rank); }, hytask::out(a[0]));
@@ -31,7 +35,7 @@ int main(int argc, char** argv) {
       try {
         hytask::spawn([&] { a[2].put(1); }, hytask::out(a[2]));
       } catch (const hytask::usage_error& e) {
-        std::printf("caught: %s\n", e.what());
+        caught = e.what();
       }
     });
     hytask::wait_all();
@@ -39,18 +43,38 @@ int main(int argc, char** argv) {
     try {
       hytask::tiled_matrix<double> m(10, 10, 5, 5, 3, 7);
     } catch (const hytask::usage_error& e) {
-      std::printf("caught: %s\n", e.what());
+      caught = e.what();
     }
   } else if (what == "index") {
     try {
       a[8].get();
     } catch (const hytask::usage_error& e) {
-      std::printf("caught: %s\n", e.what());
+      caught = e.what();
     }
   } else {
     std::fprintf(stderr, "global_errors: unknown scenario '%s'\n", what.c_str());
     return 2;
   }
   hytask::wait_all();
+  if (what == "conflict" || what == "missing_fence") return 0;  // the owner's error ends the job
+  // The cases that throw a usage_error on every rank: rank 0 prints "caught: <message>" (what
+  // the test looks for) only when every rank caught one; a rank that did not says so.
+  const char* expected = what == "in_task"     ? "hytask::in/out/inout on a global reference in a task"
+                         : what == "tile_grid" ? "hytask::tiled_matrix: a grid of 3x7 ranks for a communicator of"
+                                               : "hytask: index 8 out of range for a global_array of 8";
+  if (caught.empty())
+    std::fprintf(stderr, "global_errors %s: rank %d: FAILED: no usage_error\n", what.c_str(), rank);
+  else if (caught.find(expected) == std::string::npos)
+    std::fprintf(stderr, "global_errors %s: rank %d: FAILED: the message does not say '%s': %s\n",
+                 what.c_str(), rank, expected, caught.c_str());
+  int missing = caught.find(expected) == std::string::npos ? 1 : 0;
+  hytask::mpi::allreduce(std::span(&missing, 1), MPI_SUM);
+  if (missing != 0) {
+    if (rank == 0)
+      std::fprintf(stderr, "global_errors %s: FAILED: %d rank(s) caught no usage_error, or one "
+                   "with another message\n", what.c_str(), missing);
+    return 1;
+  }
+  if (rank == 0) std::printf("caught: %s\n", caught.c_str());
   return 0;
 }

@@ -7,7 +7,8 @@
 //   order_check collective   undeclared barriers posted in reverse spawn order: an error
 //                            unless =off, whatever the mode.
 // Each task waits for its turn on an event the previous one sets (even when it fails), so
-// the posting order does not depend on the scheduler.
+// the posting order does not depend on the scheduler. Rank 0 prints "order_check <what>
+// <mode>: ok" when every rank's checks passed; a failing rank prints FAILED and the reason.
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -66,7 +67,8 @@ int main(int argc, char** argv) {
   auto expect = [&](bool cond, const std::string& msg) {
     if (!cond) {
       ok = false;
-      std::fprintf(stderr, "order_check %s: rank %d: %s\n", what.c_str(), r, msg.c_str());
+      std::fprintf(stderr, "order_check %s %s: rank %d: FAILED: %s\n", what.c_str(), mode.c_str(), r,
+                   msg.c_str());
     }
   };
   if (what == "p2p") {
@@ -107,8 +109,16 @@ int main(int argc, char** argv) {
         for (int k = 0; k < n - 1; ++k) mpi::barrier();
       }
     }
+  } else {
+    if (r == 0) std::fprintf(stderr, "usage: order_check p2p|collective\n");
+    return 2;
   }
-  mpi::barrier();
-  if (r == 0 || !ok) std::printf("order_check %s %s: %s\n", what.c_str(), mode.c_str(), ok ? "ok" : "FAILED");
+  // "ok" only when every rank's checks passed (the test looks for rank 0's line).
+  int failed = ok ? 0 : 1;
+  mpi::allreduce(std::span(&failed, 1), MPI_SUM);
+  if (r == 0) {
+    if (failed == 0) std::printf("order_check %s %s: ok\n", what.c_str(), mode.c_str());
+    else std::printf("order_check %s %s: FAILED on %d rank(s)\n", what.c_str(), mode.c_str(), failed);
+  }
   return ok ? 0 : 1;
 }

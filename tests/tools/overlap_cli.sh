@@ -41,13 +41,31 @@ if (($#)); then
   done
   cmake -DCSV="$out/merged.csv" -DJSON="$out/merged.json" -DROWS=$rows \
     -P "$here/check_overlap_output.cmake" || fail "merged output is invalid"
-  grep -q "overlap" "$out/merged.txt" || fail "--merge printed no table"
+  # The table: its header, and one row per result (size, MPI, mode, pattern, overlap %).
+  grep -qE "^size +mpi +mode +pattern +overlap +T_lat +\+latency +compute" "$out/merged.txt" ||
+    fail "--merge printed no table header"
+  table_rows=$(grep -cE "^[0-9]+ (B|KiB|MiB) +(openmpi|mpich) +(mpi|mpi-progress|hytask-[a-z]+) +[A-Z]+(\([0-9]+\))? +-?[0-9]+\.[0-9][ *] " \
+    "$out/merged.txt")
+  ((table_rows == rows)) || fail "--merge printed $table_rows table rows for $rows results"
   if command -v gnuplot >/dev/null; then
     "$tool" --merge "$@" --plot "$out/merged.png" >/dev/null || fail "--plot failed"
     [[ $(head -c 4 "$out/merged.png" | od -An -c | tr -d ' ') == "211PNG" ]] \
       || fail "--plot did not write a PNG"
   fi
-  echo '{"tool": "something else"}' >"$out/bad.json"
-  "$tool" --merge "$out/bad.json" >/dev/null 2>&1 && fail "--merge accepted a foreign JSON file"
 fi
+
+# Files --merge cannot use: status 1 (docs/overlap.md: 2 is for usage errors, 1 for any other
+# failure, a crash is neither) and a message naming the file and the problem.
+expect_merge_error() {  # FILE MESSAGE
+  local err status
+  err=$("$tool" --merge "$1" 2>&1 >/dev/null); status=$?
+  ((status == 1)) || fail "--merge $1 exited with $status, expected 1"
+  grep -qF "hytask-overlap: $1: $2" <<<"$err" || fail "--merge $1 did not say '$1: $2': $err"
+}
+echo '{"tool": "something else"}' >"$out/bad.json"
+expect_merge_error "$out/bad.json" "not written by hytask-overlap --json"
+echo '{"tool": "hytask-overlap", "runs": [' >"$out/truncated.json"
+expect_merge_error "$out/truncated.json" "not a valid hytask-overlap JSON file"
+rm -f "$out/missing.json"
+expect_merge_error "$out/missing.json" "cannot open it"
 echo PASS
