@@ -212,89 +212,96 @@ int run(int argc, char** argv) {
   if (root) print_header(o, *g, threads, t_comm);
 
   std::vector<row> rows;
-  for (variant v : o.variants) {
-    if (v == variant::sequential) {
-      reference_result ref = run_sequential(o, g->comm);
-      row r{.variant = name(v), .threads = 1};
-      r.t_iter = max_over_ranks(ref.seconds, g->comm) / o.iters;
-      MPI_Bcast(&ref.checksum, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-      r.checksum = ref.checksum;
-      rows.push_back(r);
-      if (root) print_row(r);
-      continue;
-    }
-    const int t = one_thread_only(v) ? 1 : threads;
-    std::vector<unsigned> tests = takes_tests(v) ? o.tests : std::vector<unsigned>{0};
-    for (unsigned x : tests) {
-      fields f(*g);
-      std::optional<hytask::runtime> rt;
-      if (uses_hytask(v)) rt.emplace(hytask::config{.threads = static_cast<unsigned>(t)});
-      std::optional<hytask::omp::session> omp_session;  // no workers: OpenMP's threads compute
-      if (uses_omp_session(v)) omp_session.emplace();
-      auto pass = [&](bool communicate) {
-        pass_args a{.iters = o.iters, .tests = x, .threads = t, .communicate = communicate};
-        switch (v) {
-          case variant::mpi_blocking: return run_mpi_blocking(*g, f, a);
-          case variant::mpi_nonblocking: return run_mpi_nonblocking(*g, f, a);
-          case variant::hybrid_blocking: return run_hybrid_blocking(*g, f, a);
-          case variant::hybrid_nonblocking: return run_hybrid_nonblocking(*g, f, a);
-          case variant::hybrid_reserve: return run_hybrid_reserve(*g, f, a);
-          case variant::omp_detach: return run_omp_detach(*g, f, a);
-          case variant::commtask: return run_commtask(*g, f, a);
-          case variant::dataflow: return run_dataflow(*g, f, a);
-          case variant::intercepted: return run_intercepted(*g, f, a);
-          case variant::sequential: break;
+  // A variant may refuse the settings (omp-detach under libomp with one thread): every rank
+  // finds it before the variant communicates, and the run ends as a usage error.
+  try {
+    for (variant v : o.variants) {
+      if (v == variant::sequential) {
+        reference_result ref = run_sequential(o, g->comm);
+        row r{.variant = name(v), .threads = 1};
+        r.t_iter = max_over_ranks(ref.seconds, g->comm) / o.iters;
+        MPI_Bcast(&ref.checksum, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+        r.checksum = ref.checksum;
+        rows.push_back(r);
+        if (root) print_row(r);
+        continue;
+      }
+      const int t = one_thread_only(v) ? 1 : threads;
+      std::vector<unsigned> tests = takes_tests(v) ? o.tests : std::vector<unsigned>{0};
+      for (unsigned x : tests) {
+        fields f(*g);
+        std::optional<hytask::runtime> rt;
+        if (uses_hytask(v)) rt.emplace(hytask::config{.threads = static_cast<unsigned>(t)});
+        std::optional<hytask::omp::session> omp_session;  // no workers: OpenMP's threads compute
+        if (uses_omp_session(v)) omp_session.emplace();
+        auto pass = [&](bool communicate) {
+          pass_args a{.iters = o.iters, .tests = x, .threads = t, .communicate = communicate};
+          switch (v) {
+            case variant::mpi_blocking: return run_mpi_blocking(*g, f, a);
+            case variant::mpi_nonblocking: return run_mpi_nonblocking(*g, f, a);
+            case variant::hybrid_blocking: return run_hybrid_blocking(*g, f, a);
+            case variant::hybrid_nonblocking: return run_hybrid_nonblocking(*g, f, a);
+            case variant::hybrid_reserve: return run_hybrid_reserve(*g, f, a);
+            case variant::omp_detach: return run_omp_detach(*g, f, a);
+            case variant::commtask: return run_commtask(*g, f, a);
+            case variant::dataflow: return run_dataflow(*g, f, a);
+            case variant::intercepted: return run_intercepted(*g, f, a);
+            case variant::sequential: break;
+          }
+          return pass_result{};
+        };
+        row r{.variant = name(v), .tests = x, .has_tests = takes_tests(v), .threads = t};
+        compute_meter meter;
+        g->meter = &meter;
+        double sweeps_alone = 0;
+        if (o.breakdown) {
+          r.t_comp = max_over_ranks(pass(false).seconds, g->comm) / o.iters;
+          sweeps_alone = meter.seconds();
+          meter.reset();
         }
-        return pass_result{};
-      };
-      row r{.variant = name(v), .tests = x, .has_tests = takes_tests(v), .threads = t};
-      compute_meter meter;
-      g->meter = &meter;
-      double sweeps_alone = 0;
-      if (o.breakdown) {
-        r.t_comp = max_over_ranks(pass(false).seconds, g->comm) / o.iters;
-        sweeps_alone = meter.seconds();
-        meter.reset();
+        r.t_comm = t_comm;
+        const hytask::omp::session_stats before =
+            omp_session ? omp_session->stats() : hytask::omp::session_stats{};
+        pass_result p = pass(true);
+        g->meter = nullptr;
+        hytask::omp::session_stats during{};
+        if (omp_session) {
+          const hytask::omp::session_stats after = omp_session->stats();
+          during.thread_polls = after.thread_polls - before.thread_polls;
+          during.thread_cpu_ns = after.thread_cpu_ns - before.thread_cpu_ns;
+          during.ompt_polls = after.ompt_polls - before.ompt_polls;
+          during.hook_polls = after.hook_polls - before.hook_polls;
+          during.fulfilled = after.fulfilled - before.fulfilled;
+        }
+        if (o.breakdown) {
+          r.sweeps_alone = max_over_ranks(sweeps_alone, g->comm) / o.iters;
+          r.sweeps = max_over_ranks(meter.seconds(), g->comm) / o.iters;
+          // -1 (shown as "-") when a pass timed no sweep on some rank.
+          const double mine = meter.seconds() > 0 && sweeps_alone > 0 ? sweeps_alone / meter.seconds() : -1;
+          MPI_Allreduce(&mine, &r.compute_speed, 1, MPI_DOUBLE, MPI_MIN, g->comm);
+        }
+        r.t_iter = max_over_ranks(p.seconds, g->comm) / o.iters;
+        r.inner = max_over_ranks(p.inner_seconds, g->comm) / o.iters;
+        r.boundary = max_over_ranks(p.boundary_seconds, g->comm) / o.iters;
+        r.checksum = checksum_over_ranks(g->checksum(f[o.iters]), g->comm);
+        rows.push_back(r);
+        if (root) print_row(r);
+        // How hytask::omp moved the requests of the measured pass: each of the thread's polls
+        // is a wake-up that takes a core from the compute while it runs (rank 0's figures).
+        if (root && omp_session)
+          std::printf("  progress (rank 0): %.1f polls per iteration by the session's thread (%.2f ms "
+                      "of its CPU), %.1f from OMPT callbacks, %.1f at task starts and ends; %.1f "
+                      "events fulfilled\n",
+                      static_cast<double>(during.thread_polls) / o.iters,
+                      1e-6 * static_cast<double>(during.thread_cpu_ns) / o.iters,
+                      static_cast<double>(during.ompt_polls) / o.iters,
+                      static_cast<double>(during.hook_polls) / o.iters,
+                      static_cast<double>(during.fulfilled) / o.iters);
       }
-      r.t_comm = t_comm;
-      const hytask::omp::session_stats before =
-          omp_session ? omp_session->stats() : hytask::omp::session_stats{};
-      pass_result p = pass(true);
-      g->meter = nullptr;
-      hytask::omp::session_stats during{};
-      if (omp_session) {
-        const hytask::omp::session_stats after = omp_session->stats();
-        during.thread_polls = after.thread_polls - before.thread_polls;
-        during.thread_cpu_ns = after.thread_cpu_ns - before.thread_cpu_ns;
-        during.ompt_polls = after.ompt_polls - before.ompt_polls;
-        during.hook_polls = after.hook_polls - before.hook_polls;
-        during.fulfilled = after.fulfilled - before.fulfilled;
-      }
-      if (o.breakdown) {
-        r.sweeps_alone = max_over_ranks(sweeps_alone, g->comm) / o.iters;
-        r.sweeps = max_over_ranks(meter.seconds(), g->comm) / o.iters;
-        // -1 (shown as "-") when a pass timed no sweep on some rank.
-        const double mine = meter.seconds() > 0 && sweeps_alone > 0 ? sweeps_alone / meter.seconds() : -1;
-        MPI_Allreduce(&mine, &r.compute_speed, 1, MPI_DOUBLE, MPI_MIN, g->comm);
-      }
-      r.t_iter = max_over_ranks(p.seconds, g->comm) / o.iters;
-      r.inner = max_over_ranks(p.inner_seconds, g->comm) / o.iters;
-      r.boundary = max_over_ranks(p.boundary_seconds, g->comm) / o.iters;
-      r.checksum = checksum_over_ranks(g->checksum(f[o.iters]), g->comm);
-      rows.push_back(r);
-      if (root) print_row(r);
-      // How hytask::omp moved the requests of the measured pass: each of the thread's polls
-      // is a wake-up that takes a core from the compute while it runs (rank 0's figures).
-      if (root && omp_session)
-        std::printf("  progress (rank 0): %.1f polls per iteration by the session's thread (%.2f ms "
-                    "of its CPU), %.1f from OMPT callbacks, %.1f at task starts and ends; %.1f "
-                    "events fulfilled\n",
-                    static_cast<double>(during.thread_polls) / o.iters,
-                    1e-6 * static_cast<double>(during.thread_cpu_ns) / o.iters,
-                    static_cast<double>(during.ompt_polls) / o.iters,
-                    static_cast<double>(during.hook_polls) / o.iters,
-                    static_cast<double>(during.fulfilled) / o.iters);
     }
+  } catch (const usage_error& e) {
+    if (root) std::fprintf(stderr, "jacobi3d: %s\n", e.what());
+    return 2;
   }
   int status = 0;
   if (root) {
