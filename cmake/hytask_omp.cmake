@@ -107,7 +107,7 @@ function(hytask_clang_openmp_program name)
   endforeach()
   add_custom_command(
     OUTPUT ${out}
-    COMMAND ${HYTASK_CLANGXX} -O2 -g -std=c++20 ${HYTASK_WARNINGS} -fopenmp=libomp ${includes}
+    COMMAND ${HYTASK_CLANGXX} -O2 ${HYTASK_CLANG_DEBUG_FLAG} -std=c++20 ${HYTASK_WARNINGS} -fopenmp=libomp ${includes}
             "$<$<BOOL:${mpi_inc}>:-isystem$<JOIN:${mpi_inc},;-isystem>>"
             ${sources} ${libs} $<TARGET_LINKER_FILE:Boost::context> ${hwloc_libs} ${mpi_libs}
             -pthread -o ${out}

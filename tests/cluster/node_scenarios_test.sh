@@ -18,13 +18,13 @@ trap 'rm -f "$out"' EXIT
 # shutdown not reporting operations still pending, hung inside MPI_Finalize: with MPICH over
 # UCX's TCP transport some jobs do, rank 0 polling a connection the others have already left
 # (openucx/ucx#8738); two in a row were seen. Such a job is run again, saying so, up to three
-# attempts; a hang before the summary fails at once (the watchdog, at 30 s, says what each
-# rank waited for).
-job_timeout=${NODE_SCENARIOS_JOB_TIMEOUT:-60}
+# attempts; a hang before the summary fails at once (the watchdog, at 10 s, says what each
+# rank waited for). A job is given 20 s, ten times what it takes: a hung one costs little.
+job_timeout=${NODE_SCENARIOS_JOB_TIMEOUT:-20}
 attempts=3
 for ((attempt = 1; attempt <= attempts; ++attempt)); do
   timeout -k 10 "$job_timeout" "$cluster" run --mpi "$mpi" -n 4 -- env HYTASK_PROGRESS=node \
-    HYTASK_NODE_STATS=1 HYTASK_WATCHDOG_S=30 HYTASK_THREADS=1 "$scenarios" >"$out" 2>&1
+    HYTASK_NODE_STATS=1 HYTASK_WATCHDOG_S=10 HYTASK_THREADS=1 "$scenarios" >"$out" 2>&1
   status=$?
   cat "$out"
   if ((status == 124 && attempt < attempts)) && grep -q "^all scenarios passed" "$out" &&

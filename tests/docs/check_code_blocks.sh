@@ -10,7 +10,7 @@
 #  - context=NAME puts tests/docs/context/NAME.hpp (the declarations the block assumes)
 #    before the block; a fragment without one gets context/default.hpp (hytask's headers).
 #  - file=PATH: the block must be identical to PATH, a file the build compiles (and a test
-#    runs), e.g. examples/hello.cpp.
+#    runs), e.g. examples/first_program.cpp.
 # Blocks are checked with -fsyntax-only: a fragment's names must exist and its calls must
 # type-check, templates instantiated. Fragments of one file and context share one
 # translation unit (one function each); #line directives make every diagnostic point into
