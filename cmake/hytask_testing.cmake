@@ -21,7 +21,8 @@ option(HYTASK_FULL_TESTS "Also build and register the full test matrix (label fu
 # A regex cannot hold a `;` (CMake would split it at the call): write `.` instead.
 # A test passes only on the exit status required *and* the expected output: with EXPECT, or
 # a STATUS other than 0, the command runs through tests/check_exit.sh, whose mismatch line
-# fails the test (ctest alone would ignore the status of a test with an EXPECT).
+# fails the test (ctest alone would ignore the status of a test with an EXPECT); a
+# SKIP_RETURN_CODE passes through it.
 function(hytask_add_test name)
   cmake_parse_arguments(T "FULL;QUICK;SERIAL"
     "EXPECT;STATUS;PROCESSORS;TIMEOUT;RESOURCE_LOCK;SKIP_RETURN_CODE"
@@ -45,7 +46,11 @@ function(hytask_add_test name)
   set(command ${T_COMMAND})
   set(forbid ${T_FORBID})
   if(DEFINED T_EXPECT OR NOT T_STATUS STREQUAL "0")
-    set(command ${HYTASK_CHECK_EXIT} ${T_STATUS} ${T_COMMAND})
+    set(skip)
+    if(DEFINED T_SKIP_RETURN_CODE AND NOT T_SKIP_RETURN_CODE STREQUAL "")
+      set(skip --skip ${T_SKIP_RETURN_CODE})
+    endif()
+    set(command ${HYTASK_CHECK_EXIT} ${skip} ${T_STATUS} ${T_COMMAND})
     list(APPEND forbid "check_exit: exit status")
   endif()
   add_test(NAME ${name} COMMAND ${command})

@@ -14,7 +14,7 @@ int main(int argc, char** argv) {
         "(default, environment), and the topology the runtime detects.\n\n"
         "  --node   prints instead the node table of every HYTASK_PROGRESS=node job running\n"
         "           on this machine: its node agent, and for each local rank the pending\n"
-        "           operations and seed 002's counters (wakes, futile, suppressed).\n");
+        "           operations and the agent's counters (wakes, futile, suppressed).\n");
     return 0;
   }
   if (argc == 2 && std::strcmp(argv[1], "--node") == 0) {

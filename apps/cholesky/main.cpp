@@ -154,7 +154,7 @@ int run(int argc, char** argv) {
       hytask::wait_all();
       if (root) {
         std::printf("%s", line);
-        std::printf("cholesky (hytask, seed 001): A = L L^T, tiled, 2-D block-cyclic; OpenBLAS kernels single-threaded\n");
+        std::printf("cholesky (hytask, global dependencies): A = L L^T, tiled, 2-D block-cyclic; OpenBLAS kernels single-threaded\n");
         std::printf("N %ld, NB %d, P x Q = %d x %d, %d ranks, %d threads per rank (hytask, StarPU)\n", o.n, o.nb,
                     a.grid_rows(), a.grid_cols(), size, threads);
         if (peak > 0) std::printf("DGEMM peak: %.2f Gflop/s (%d ranks x %d single-threaded DGEMMs at once)\n", peak, size, threads);

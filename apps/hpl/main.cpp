@@ -126,7 +126,7 @@ int run(int argc, char** argv) {
   if (o.peak) peak = hytask_apps::dgemm_peak(MPI_COMM_WORLD, threads, 1536, CblasNoTrans);
   if (root) {
     std::printf("%s", line);
-    std::printf("hpl (hytask, seed 004): LU with partial pivoting, block-cyclic, OpenBLAS kernels single-threaded\n");
+    std::printf("hpl (hytask): LU with partial pivoting, block-cyclic, OpenBLAS kernels single-threaded\n");
     std::printf("N %ld, NB %d, P x Q = %d x %d (%s), %d ranks; tasks: %d threads per rank, window %d, "
                 "%d blocks per update\n",
                 o.n, o.nb, P, Q, P == 1 ? "1-D" : "2-D", size, threads, o.window, o.update_blocks);

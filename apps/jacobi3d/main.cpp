@@ -142,15 +142,15 @@ void print_model(const std::vector<row>& rows) {
   const double n = mo->threads, m = 1;
   const double f_ov = mo->inner / mo->t_iter, f_non = mo->boundary / mo->t_iter;
   const double f_comm = std::max(0.0, 1.0 - f_ov - f_non);
-  std::printf("seed 003 model, masteronly fractions: f_comm %.3f, f_non %.3f, f_ov %.3f (n = %d threads, m = 1)\n",
+  std::printf("Rabenseifner-Wellein model, masteronly fractions: f_comm %.3f, f_non %.3f, f_ov %.3f (n = %d threads, m = 1)\n",
               f_comm, f_non, f_ov, mo->threads);
   if (n < 2) {
-    std::printf("seed 003 model: needs n >= 2 threads (one reserved for MPI); measured eps = %.3f\n",
+    std::printf("Rabenseifner-Wellein model: needs n >= 2 threads (one reserved for MPI); measured eps = %.3f\n",
                 mo->t_iter / res->t_iter);
     return;
   }
   const double eps = 1.0 / (f_non + std::max(f_comm / m, f_ov * n / (n - m)));
-  std::printf("seed 003 model: predicted eps = T(hybrid-blocking) / T(hybrid-reserve) = %.3f, measured %.3f\n", eps,
+  std::printf("Rabenseifner-Wellein model: predicted eps = T(hybrid-blocking) / T(hybrid-reserve) = %.3f, measured %.3f\n", eps,
               mo->t_iter / res->t_iter);
 }
 

@@ -72,7 +72,7 @@ bool one_thread_only(variant v) {
 const char* usage_text() {
   return R"(usage: jacobi3d [options]        (launch with mpiexec; docs/jacobi3d.md)
 
-Jacobi iterations on a 3-D domain (seed 000 ch. 5), in several hybrid MPI + threads variants
+Jacobi iterations on a 3-D domain (Buettner's proof of concept), in several hybrid MPI + threads variants
 that must all give bit-identical results.
 
   --variant LIST         comma-separated, or 'all' (every variant but sequential, then

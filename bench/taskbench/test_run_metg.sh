@@ -3,7 +3,7 @@
 # must give one analysis line per sweep point with both passes in it, and a METG table with
 # a figure for each system; a bad --passes must be refused. The sweep tops out at 50 µs tasks,
 # twenty times hytask's METG at this size, so a loaded CI machine still reaches 50 % (at a top of
-# 5 µs it once did not).
+# 5 µs it once did not); when other processes hold much of the machine, it is skipped (77).
 #   test_run_metg.sh BUILD_DIR
 set -euo pipefail
 build=$1
@@ -29,6 +29,19 @@ grep -q 'Each point: the median of 2 passes' "$out/summary.md" || fail "the summ
 grep -Eq 'and [0-9.]+-[0-9.]+ ns after each pattern of each pass \([0-9]+ of 2 over 150 ns' "$out/summary.md" ||
   fail "the summary does not give the round trips between patterns: $(head -5 "$out/summary.md")"
 row=$(grep -m1 '^| trivial |' "$out/summary.md") || fail "no trivial row in the summary"
+# Half the peak cannot be reached while other processes hold a share of the two cores: the
+# row then says "not reached" for a reason outside hytask. The runner measured that share
+# around each run ("# cpu other=X% steal=Y%"); above a quarter of the machine the check
+# cannot judge, and says so (status 77, skipped) instead of failing or passing.
+if [[ $row == *"not reached"* ]]; then
+  busiest=$(awk '/^# cpu other=/ { split($3, o, /[=%]/); split($4, t, /[=%]/)
+                                   x = o[2] + t[2]; if (x > m) m = x } END { printf "%.0f", m }' "$out/raw.txt")
+  if ((busiest > 25)); then
+    echo "test_run_metg: skipped: other processes took up to $busiest % of the CPU during the sweep," \
+         "so 50 % of the peak could not be judged: $row"
+    exit 77
+  fi
+fi
 [[ $row =~ ^\|\ trivial\ \|\ (\<\ )?[0-9.]+(\ \([0-9.]+×\))?\ \|\ (\<\ )?[0-9.]+\ \|$ ]] ||
   fail "the trivial row has no METG for both systems: $row"$'\n'"$(cat "$out/analysis.txt")"
 

@@ -199,7 +199,7 @@ void home::conflict(std::uint64_t key, std::uint32_t phase, const entry* b, cons
       " and rank " + std::to_string(o->rank) + " declares " + kind(o) +
       "; within one phase, accesses of different ranks to one location must all be "
       "reads. Separate the write from the other rank's access with hytask::fence() on "
-      "every rank (seed 001 §3.4)");
+      "every rank");
 }
 
 void home::match(std::uint32_t phase, bool first, effects& fx) {

@@ -21,8 +21,8 @@ IFS=, read -ra list <<<"$modes"
 "${launcher[@]}" "$tool" --modes "$modes" --sizes 64K,256K --patterns sync,async:2 \
   --steps 0.5,1.1,1.5 --iters 2 --min-time 0.001 --tasks 4 --quiet \
   --csv "$out/$name.csv" --json "$out/$name.json" "${extra[@]}" | tee "$out/$name.txt"
-# A step from 1.5 T_lat on gives seed 002's progression table, a row per mode and size.
-progression=$(sed -n '/^progression (seed 002)/,$p' "$out/$name.txt" | grep -c ' KiB ' || true)
+# A step from 1.5 T_lat on gives Kumar's progression table, a row per mode and size.
+progression=$(sed -n '/^progression (Kumar)/,$p' "$out/$name.txt" | grep -c ' KiB ' || true)
 [[ $progression -eq $(( ${#list[@]} * 2 * 2 )) ]] ||
   { echo "overlap_sweep: the progression table has $progression rows"; exit 1; }
 rows=$(( ${#list[@]} * 2 * 2 ))

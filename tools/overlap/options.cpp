@@ -53,8 +53,8 @@ Measures how much a non-blocking exchange overlaps computation, per message size
 plain MPI, with MPI's own progress thread, and with hytask (compute in tasks, communication
 through hytask::mpi) under each HYTASK_PROGRESS policy. Ranks pair up across the two halves
 of the world ordered by node (with two nodes, every pair spans them) and exchange messages
-both ways (seed 000, sect. 4.2), or one way (--order). Per size it reports
-the overlap ratio of seed 002 (Eq. 4.2), the latency T_lat and its overhead over plain MPI,
+both ways (as Buettner's benchmark does), or one way (--order). Per size it reports
+the overlap ratio of Kumar's thesis (Eq. 4.2), the latency T_lat and its overhead over plain MPI,
 the compute speed while communication is pending, when the program saw the exchange
 complete and when the data arrived in its buffers (seen by the compute, without MPI), CPU
 time per wall time, the cores each node spent on progress threads, resident memory, and the
@@ -73,15 +73,15 @@ what to run:
   --order O         exchange: both directions at once (default); receiver-first: the lower
                     half sends, --delay-us after the upper half has posted its receives and
                     started computing; sender-first: the upper half posts its receives
-                    --delay-us after the sends (seed 002, Fig. 4.5). One-way orders time
+                    --delay-us after the sends (Kumar, Fig. 4.5). One-way orders time
                     the receivers only.
   --delay-us U      the late side's delay in one-way orders (default 200)
   --partners N      partners per rank, in the other half of the ranks (default 1)
   --messages N      messages per partner and direction (default 1)
   --layout L        contiguous, or vector:BLOCK:STRIDE (MPI_Type_vector, in doubles)
   --steps LIST      the compute per measurement as fractions of T_lat: 0.5,1.1 or a range
-                    FROM:TO:STEP (default 0.1:1.1:0.1, seed 002's overlap). Steps from 1.5
-                    on also give seed 002's progression: when the data had arrived beside a
+                    FROM:TO:STEP (default 0.1:1.1:0.1, Kumar's overlap). Steps from 1.5
+                    on also give Kumar's progression: when the data had arrived beside a
                     compute longer than the exchange (e.g. --steps 1.5:3:0.1)
   --iters N         iterations per measurement (default 10)
   --min-time S      at least S seconds per measurement, for small messages (default 0.05)

@@ -177,7 +177,7 @@ void report::print_table(std::FILE* out) const {
   bool any_outside = false;
   for (const auto& r : rows) any_outside = any_outside || !r.chosen.within;
   std::fprintf(out,
-               "\noverlap: seed 002 Eq. 4.2, (T_syn - (T_et - T_lat)) / T_lat at the largest "
+               "\noverlap: Kumar's Eq. 4.2, (T_syn - (T_et - T_lat)) / T_lat at the largest "
                "compute T_syn for which\nT_et <= 1.1 T_lat on every rank. compute speed: the "
                "compute's cost before MPI started / its time here.\ndone: when the program saw "
                "the exchange complete. CPU: CPU time per wall time, per rank. progress: CPU per wall\ntime "
@@ -206,7 +206,7 @@ void report::print_progression(std::FILE* out) const {
       }
   if (fractions.empty()) return;
   std::sort(fractions.begin(), fractions.end());
-  std::fprintf(out, "\nprogression (seed 002): when the data had arrived, in units of plain MPI's "
+  std::fprintf(out, "\nprogression (Kumar): when the data had arrived, in units of plain MPI's "
                     "T_lat (else the mode's own), at T_syn / T_lat =\n%-9s %-7s %-15s %-9s",
                "size", "mpi", "mode", "pattern");
   for (double f : fractions) std::fprintf(out, " %6.2f", f);
@@ -305,7 +305,7 @@ void report::write_plot(const std::string& path) const {
   std::ostringstream script;
   script << "set terminal pngcairo size 960,600 font 'sans,11'\n"
          << "set output '" << path << "'\n"
-         << "set title 'Communication/computation overlap (seed 002, Eq. 4.2)'\n"
+         << "set title 'Communication/computation overlap (Kumar, Eq. 4.2)'\n"
          << "set xlabel 'message size'\nset ylabel 'overlap %'\n"
          << "set logscale x 2\nset yrange [-5:110]\nset grid\nset key outside right\n"
          << "set format x '%.0b%BB'\n";
