@@ -7,6 +7,7 @@
 #include "core/root_wait.hpp"
 #include "core/scheduler.hpp"
 #include "core/scheduler_internal.hpp"
+#include "core/versions.hpp"
 #include "hytask/core/event.hpp"
 #include "hytask/core/spawn.hpp"
 #include "hytask/core/task_group.hpp"
@@ -86,6 +87,11 @@ void spawn_context::region(const void* addr, std::size_t bytes, access_mode mode
   dep_domain*& d = parent_->domain;
   if (d == nullptr) d = dep_domain::acquire();
   edges_ += d->access(task_, lo, hi, mode);
+}
+
+void spawn_context::program_region(const void* addr, std::size_t bytes, access_mode mode) {
+  if (bytes != 0 && core::versioned_objects_alive()) core::check_plain_access(task_, addr, bytes, mode);
+  region(addr, bytes, mode);
 }
 
 void spawn_context::submit() {

@@ -121,9 +121,14 @@ struct counters {
 };
 counters g_count;
 
-// Home ranges of live objects, to refuse overlapping ones.
+// Home ranges of live objects, to refuse overlapping ones and to check plain accesses.
+struct object_range {
+  std::uintptr_t hi;
+  version_object* object;
+};
 std::mutex g_objects_mu;
-std::map<std::uintptr_t, std::uintptr_t> g_objects;  // lo -> hi
+std::map<std::uintptr_t, object_range> g_objects;  // lo -> (hi, object)
+std::atomic<std::size_t> g_objects_alive{0};
 
 std::size_t cap_bytes() {
   scheduler* s = scheduler::instance();
@@ -313,6 +318,43 @@ void end_versions(task* root) noexcept {
 }
 
 
+bool versioned_objects_alive() noexcept {
+  return g_objects_alive.load(std::memory_order_relaxed) != 0;
+}
+
+void check_plain_access(task* t, const void* addr, std::size_t bytes, access_mode mode) {
+  const auto lo = reinterpret_cast<std::uintptr_t>(addr), hi = lo + bytes;
+  std::lock_guard lk(g_objects_mu);
+  // The objects starting before hi, from the last, while they reach past lo (they do not
+  // overlap each other). Ordered by the tracker with the object's own accesses on its
+  // memory while that memory is the latest version; not once a renamed writer has a newer one.
+  const version_object* o = nullptr;
+  std::uintptr_t olo = 0;
+  for (auto it = g_objects.lower_bound(hi); it != g_objects.begin();) {
+    --it;
+    if (it->second.hi <= lo) return;
+    if (it->second.object->current != &it->second.object->home) {
+      o = it->second.object;
+      olo = it->first;
+      break;
+    }
+  }
+  if (o == nullptr) return;
+  char where[64];
+  std::snprintf(where, sizeof where, "%p", reinterpret_cast<const void*>(olo));
+  const std::string task_name =
+      t->name ? "task '" + std::string(t->name) + "'" : std::string("an unnamed task");
+  throw usage_error(
+      "hytask::spawn: " + task_name + " declares a plain " +
+      (mode == access_mode::in ? "in" : mode == access_mode::out ? "out" : "inout") +
+      " on the memory of a hytask::versioned object (" + std::to_string(o->home.bytes) +
+      " bytes at " + where + ") while a newer version of it is in flight: " +
+      (mode == access_mode::in ? "that memory holds an older value"
+                               : "the object's copy-back would overwrite what the task writes") +
+      ". Declare the access on the object (hytask::in(obj) / out / inout), or let its tasks "
+      "finish first (wait_all(), or obj.copy_back())");
+}
+
 }  // namespace hytask::core
 
 namespace hytask::detail {
@@ -338,14 +380,15 @@ version_object* new_version_object(void* home, std::size_t bytes, std::size_t al
     std::lock_guard lk(core::g_objects_mu);
     auto next = core::g_objects.lower_bound(lo);
     const bool overlaps = (next != core::g_objects.end() && next->first < lo + bytes) ||
-                          (next != core::g_objects.begin() && std::prev(next)->second > lo);
+                          (next != core::g_objects.begin() && std::prev(next)->second.hi > lo);
     if (overlaps) {
       delete o;
       throw usage_error(
           "hytask::versioned: the memory overlaps another hytask::versioned object's; an "
           "object's versions replace all of its memory, so objects must not share bytes");
     }
-    core::g_objects.emplace(lo, lo + bytes);
+    core::g_objects.emplace(lo, core::object_range{lo + bytes, o});
+    core::g_objects_alive.fetch_add(1, std::memory_order_relaxed);
   }
   return o;
 }
@@ -364,6 +407,7 @@ void delete_version_object(version_object* o) noexcept {
   if (o->home.bytes != 0) {
     std::lock_guard lk(core::g_objects_mu);
     core::g_objects.erase(reinterpret_cast<std::uintptr_t>(o->home.ptr));
+    core::g_objects_alive.fetch_sub(1, std::memory_order_relaxed);
   }
   delete o;
 }

@@ -13,6 +13,9 @@
 // or when it completes (main: at the runtime's end).
 #pragma once
 
+#include <cstddef>
+
+#include "hytask/core/access.hpp"
 #include "hytask/core/detail/task.hpp"
 
 namespace hytask::core {
@@ -36,5 +39,12 @@ void wait_versions(detail::task* t) noexcept;
 // main's latest versions are copied back and the pooled buffers are freed.
 void start_versions(detail::task* root);
 void end_versions(detail::task* root) noexcept;
+
+// Whether any hytask::versioned object is alive (a relaxed load: the plain accesses' fast path).
+bool versioned_objects_alive() noexcept;
+// A plain access (in/out/inout on the program's memory) of task t: throws usage_error when it
+// overlaps a versioned object's memory while a newer version of that object is in flight —
+// the memory is stale then, and the copy-back would overwrite what the access writes.
+void check_plain_access(detail::task* t, const void* addr, std::size_t bytes, access_mode mode);
 
 }  // namespace hytask::core

@@ -225,6 +225,46 @@ TEST_P(Versioned, CopyBackOrdersPlainAccessesToHome) {
   EXPECT_EQ(data[63], 7);
 }
 
+// A plain access to the object's memory while a renamed writer holds a newer version is a
+// usage_error naming the task (the memory is stale; an out would be overwritten at the
+// copy-back); once the object is copied back, plain accesses are ordered and allowed.
+TEST_P(Versioned, PlainAccessBesideANewerVersionIsRefused) {
+  hytask::runtime rt(cfg());
+  std::vector<int> data(64, 0);
+  hytask::versioned<int> v(data);
+  hytask::event release;
+  hytask::spawn([&](const int*) { release.wait(); }, hytask::in(v));  // pending reader
+  hytask::spawn([](int* p) { std::fill(p, p + 64, 5); }, hytask::out(v));  // renamed
+  ASSERT_GE(hytask::rename_stats().renamed, 1u);
+  std::atomic<int> ran{0};
+  try {
+    hytask::spawn({.name = "stale reader"}, [&] { ran++; }, hytask::in(&data[8], 4));
+    ADD_FAILURE() << "a plain in beside a newer version was accepted";
+  } catch (const hytask::usage_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("task 'stale reader' declares a plain in on the memory of a "
+                        "hytask::versioned object (256 bytes"), std::string::npos) << what;
+    EXPECT_NE(what.find("older value"), std::string::npos) << what;
+  }
+  try {
+    hytask::spawn([&] { ran++; }, hytask::out(data));
+    ADD_FAILURE() << "a plain out beside a newer version was accepted";
+  } catch (const hytask::usage_error& e) {
+    EXPECT_NE(std::string(e.what()).find("an unnamed task declares a plain out"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("copy-back would overwrite"), std::string::npos) << e.what();
+  }
+  int unrelated = 0;  // other memory is not affected
+  hytask::spawn([&] { unrelated = 1; }, hytask::out(unrelated));
+  release.set();
+  hytask::wait_all();
+  EXPECT_EQ(ran.load(), 0) << "a refused task ran";
+  EXPECT_EQ(unrelated, 1);
+  int seen = -1;
+  hytask::spawn([&] { seen = data[10]; }, hytask::in(data));  // copied back: allowed
+  hytask::wait_all();
+  EXPECT_EQ(seen, 5);
+}
+
 // Tasks of a task use an object; its wait_all copies back, and so does its completion when
 // it does not wait.
 TEST_P(Versioned, ChildrenOfATaskAreCopiedBackWhenItCompletes) {

@@ -49,6 +49,9 @@ class spawn_context {
   spawn_context& operator=(const spawn_context&) = delete;
 
   void region(const void* addr, std::size_t bytes, access_mode mode);
+  // A region the program names (in/out/inout on its memory): region(), after checking it
+  // against hytask::versioned objects' memory (a usage_error while a newer version is out).
+  void program_region(const void* addr, std::size_t bytes, access_mode mode);
   // The task being spawned; external dependencies (events, MPI requests) add themselves with
   // add_external() and later call release_external(target()).
   task* target() const { return task_; }
@@ -76,7 +79,9 @@ void abandon_spawn(spawn_context& ctx);
 
 }  // namespace detail
 
-inline void region_access::apply(detail::spawn_context& ctx) const { ctx.region(addr, bytes, mode); }
+inline void region_access::apply(detail::spawn_context& ctx) const {
+  ctx.program_region(addr, bytes, mode);
+}
 inline void region_list::apply(detail::spawn_context& ctx) const {
   for (const region_access& a : list) a.apply(ctx);
 }

@@ -35,7 +35,9 @@
 // - The latest version is copied back into the program's memory by the wait_all of the task
 //   (or main) that spawned the accesses, when that task completes, by copy_back(), and when
 //   the object is destroyed. In between, the program's memory may hold an older value: access
-//   the object through its accesses, not through plain in/out on the same memory.
+//   the object through its accesses. A plain in/out/inout on its memory while a renamed
+//   writer holds a newer version throws usage_error (stale, or overwritten at copy-back);
+//   while the program's memory is the latest version, plain accesses are ordered with it.
 // - Like other dependencies, versions order siblings: one task's children (or main's) use an
 //   object at a time; the object must outlive the tasks that use it.
 //
@@ -77,8 +79,8 @@ class versioned {
     requires std::ranges::contiguous_range<R&> && std::ranges::sized_range<R&> &&
              std::is_same_v<std::ranges::range_value_t<R&>, T>
   explicit versioned(R& range) : versioned(std::ranges::data(range), std::ranges::size(range)) {}
-  // Copies the latest version back into home first; the tasks that use the object must have
-  // completed (a wait_all), or the program ends with a message.
+  // Waits for the tasks that use the object (main and tasks run other tasks meanwhile), then
+  // copies the latest version back into home.
   ~versioned() { detail::delete_version_object(obj_); }
   versioned(const versioned&) = delete;
   versioned& operator=(const versioned&) = delete;
