@@ -30,7 +30,9 @@ namespace hytask::mpi::detail {
 comm_system* comm_system::instance_ = nullptr;
 
 namespace {
-
+// Set when a runtime that initialised MPI finalised it: MPI cannot be initialised again, and
+// a later runtime's message says which runtime did it.
+std::atomic<bool> g_runtime_finalised_mpi{false};
 }  // namespace
 
 bool launched_by_mpi() {
@@ -58,10 +60,18 @@ comm_system::comm_system(const comm_settings& s, int* argc, char*** argv) : sett
   if (initialised) {
     int finalized = 0;
     MPI_Finalized(&finalized);
+    if (finalized && g_runtime_finalised_mpi.load())
+      throw usage_error(
+          "hytask: a second hytask::runtime under MPI: the first one initialised MPI and "
+          "finalised it at its end, and MPI cannot be initialised twice. Keep one runtime for "
+          "the whole program (its scope in main), or initialise MPI yourself "
+          "(MPI_Init_thread; MPI_THREAD_MULTIPLE suits every mode) before the first runtime and call "
+          "MPI_Finalize after the last: a runtime leaves MPI it did not initialise running");
     if (finalized)
       throw usage_error(
-          "hytask: MPI was already finalised when the runtime started; create the runtime "
-          "before MPI_Finalize (or let the runtime initialise and finalise MPI)");
+          "hytask: MPI was already finalised when the runtime started (the program called "
+          "MPI_Finalize); create the runtime before MPI_Finalize (or let the runtime "
+          "initialise and finalise MPI)");
   }
 
   access_ = mpi_access::make(settings_.mpi_mode, *this);
@@ -483,6 +493,7 @@ void comm_system::finalise() {
   if (owns_mpi_) {
     MPI_Finalize();
     owns_mpi_ = false;
+    g_runtime_finalised_mpi.store(true);
   }
 }
 

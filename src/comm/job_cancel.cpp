@@ -200,13 +200,16 @@ std::uint64_t job_cancel::program_sends_pending() {
   return n;
 }
 
-void job_cancel::settle(bool shutdown) {
-  // 1. Agree: who broadcast, and whether any rank's job is cancelled.
-  int v[2] = {sent_.load() ? 1 : 0, core::job_cancelled() ? 1 : 0};
-  agree(v, 2);
+bool job_cancel::settle(bool shutdown, bool* cancelled) {
+  // 1. Agree: who broadcast, whether any rank's job is cancelled, and how many ranks are at
+  // the runtime's end (the others settle explicitly, and will come again at theirs).
+  int v[3] = {sent_.load() ? 1 : 0, core::job_cancelled() ? 1 : 0, shutdown ? 1 : 0};
+  agree(v, 3);
+  const bool everyone_ending = v[2] == c_.size();
+  if (cancelled) *cancelled = v[0] != 0 || v[1] != 0;
   if (v[0] == 0 && v[1] == 0) {  // nobody cancelled (the runtime's end of most jobs)
-    if (shutdown) retire_notice();
-    return;
+    if (shutdown && everyone_ending) retire_notice();
+    return everyone_ending;
   }
   core::cancel_job();  // also where it was not noticed yet
   // The notices on their way: one from each broadcaster to each other rank.
@@ -243,6 +246,7 @@ void job_cancel::settle(bool shutdown) {
     if (c_.size() > 1) post_notice();
   }
   if (error) std::rethrow_exception(error);
+  return everyone_ending;
 }
 
 void job_cancel::broadcast() {
@@ -271,7 +275,18 @@ void job_cancel::collective() {
         "hytask::mpi::cancel_collective: call it from main, on every rank (it waits for the "
         "job's tasks); from a task, or on one rank, use hytask::mpi::cancel_broadcast()");
   core::cancel_job();
-  settle(false);
+  settle(false, nullptr);
+}
+
+bool job_cancel::settle_if_cancelled() {
+  core::worker* w = core::current_worker();
+  if (w == nullptr || w->current_task != nullptr)
+    throw usage_error(
+        "hytask::mpi::settle_cancellation: call it from main, on every rank (it agrees with "
+        "the other ranks and waits for the job's tasks)");
+  bool cancelled = false;
+  settle(false, &cancelled);
+  return cancelled;
 }
 
 void job_cancel::at_shutdown() {
@@ -280,7 +295,11 @@ void job_cancel::at_shutdown() {
     retire_notice();
     return;
   }
-  settle(true);
+  // A rank that settled explicitly while this one ended (it saw a cancellation this rank's
+  // finished tasks never did) comes to its own end later: settle again until every rank is
+  // at its end in the same round.
+  while (!settle(true, nullptr)) {
+  }
 }
 
 }  // namespace hytask::mpi::detail
@@ -298,6 +317,7 @@ detail::comm_system& comm(const char* what) {
 
 void cancel_broadcast() { comm("cancel_broadcast").jobs().broadcast(); }
 void cancel_collective() { comm("cancel_collective").jobs().collective(); }
+bool settle_cancellation() { return comm("settle_cancellation").jobs().settle_if_cancelled(); }
 bool job_cancelled() noexcept { return core::job_cancelled(); }
 
 }  // namespace hytask::mpi

@@ -21,9 +21,11 @@
 //      in those sends resume as they complete;
 //   3. wait_all (collective with global dependencies: their protocol goes on for cancelled
 //      tasks, which complete as no-ops), a barrier, and the job is no longer cancelled.
+// settle_cancellation (main, every rank) does 1, and 2-3 only if some rank cancelled.
 // The runtime's end does 1 for every job (one small allreduce) and 2-3 when some rank
 // cancelled and nobody settled, then retires the notice receive: MPI_Finalize finds nothing
-// pending.
+// pending. Step 1 also counts the ranks at their end: when some rank settles explicitly
+// there while others end, those settle again with it at its own end.
 #pragma once
 
 #include <mpi.h>
@@ -57,6 +59,8 @@ class job_cancel {
 
   void broadcast();
   void collective();
+  // settle_cancellation: settles only if some rank cancelled; returns whether one had.
+  bool settle_if_cancelled();
   // The runtime's end, from main before the scheduler stops (unwinding: local only).
   void at_shutdown();
 
@@ -76,7 +80,9 @@ class job_cancel {
   void post_notice();
   operation* notice_recv();  // a receive of one notice, from any rank, into notice_buf_
   void notice_arrived(operation* op);
-  void settle(bool shutdown);
+  // Returns whether every rank was at its runtime's end (shutdown) in this settlement;
+  // cancelled: whether any rank had cancelled the job.
+  bool settle(bool shutdown, bool* cancelled);
   void retire_notice();
   int agree(int* values, int n);  // allreduce (sum) of n ints on comm_, from main
   std::uint64_t drain_once();     // receive and discard what waits on the program's communicators

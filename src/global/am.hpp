@@ -1,7 +1,7 @@
 // Active messages between the ranks' global layers (seed 001 ch. 4): byte buffers sent to a
 // rank and handed to its receiver, and rounds — a non-blocking collective in which every
 // rank says how many buffers of the round it sent to each other rank, so that each learns
-// how many it must receive.
+// how many it must receive, and which round it is (a label every rank must agree on).
 //
 // send() and complete_round() may be called by any thread; the receiver and the round's
 // `done` run on whichever thread completes the MPI operation (a polling worker, the
@@ -38,13 +38,18 @@ class am_transport {
   virtual bool poll() = 0;
   // Starts a round: counts[r] buffers of it were sent to rank r. done(n) runs once every
   // rank has started it, with n the buffers of the round every rank sent to this one.
-  virtual void complete_round(std::vector<std::uint64_t> counts, round_done done) = 0;
+  // label names the round (the caller's: which fence or wait_all); every rank must start
+  // the same rounds in the same order, so the ranks' labels of one round must be equal —
+  // when they are not, mismatch(labels), with every rank's label, runs instead of done.
+  using round_mismatch = std::function<void(const std::vector<std::uint64_t>& labels)>;
+  virtual void complete_round(std::vector<std::uint64_t> counts, std::uint64_t label,
+                              round_done done, round_mismatch mismatch) = 0;
 };
 
 // Two-sided MPI on a duplicate of the runtime's communicator, through hytask's own
 // operations, so that every access mode and progress policy moves these messages as it
 // moves the program's: `preposted` receives of max_bytes from any source, sends posted as
-// they come, rounds by MPI_Ialltoall of the counts.
+// they come, rounds by MPI_Ialltoall of (count, label) pairs.
 //
 // Receives are posted only while the layer is open (open(): a phase has begun), so that a
 // rank without global work in flight has nothing pending — no idle worker polls for it.
@@ -61,7 +66,11 @@ class am_two_sided final : public am_transport {
 
   void send(int dest, std::vector<std::byte> buf) override;
   bool poll() override;
-  void complete_round(std::vector<std::uint64_t> counts, round_done done) override;
+  void complete_round(std::vector<std::uint64_t> counts, std::uint64_t label, round_done done,
+                      round_mismatch mismatch) override;
+  // What pending operations of the layer are named in the watchdog's report (interned):
+  // the fence or wait_all main is in.
+  void set_activity(const char* what) noexcept { activity_ = what; }
   void open();   // main
   void close();  // main; returns once every receive is retired
   bool is_open() const noexcept { return open_; }
@@ -89,6 +98,7 @@ class am_two_sided final : public am_transport {
   std::atomic<bool> closing_{false};
   std::atomic<int> live_{0};     // receives posted and not retired
   hytask::event* retired_ = nullptr;  // set when live_ reaches 0 while closing
+  std::atomic<const char*> activity_{"hytask global dependencies"};
 };
 
 }  // namespace hytask::global::detail

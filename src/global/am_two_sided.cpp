@@ -29,8 +29,10 @@ struct send_node : hytask::detail::event_waiter {
 };
 
 struct round_node : hytask::detail::event_waiter {
-  std::vector<std::uint64_t> counts, incoming;
+  std::vector<std::uint64_t> counts, incoming;  // (count, label) per rank
+  std::uint64_t label = 0;
   am_transport::round_done done;
+  am_transport::round_mismatch mismatch;
   operation* op = nullptr;
   am_transport::failure* on_failure = nullptr;
 };
@@ -188,21 +190,30 @@ void am_two_sided::send(int dest, std::vector<std::byte> buf) {
 
 bool am_two_sided::poll() { return false; }  // hytask's pollers move these operations
 
-void am_two_sided::complete_round(std::vector<std::uint64_t> counts, round_done done) {
+void am_two_sided::complete_round(std::vector<std::uint64_t> counts, std::uint64_t label,
+                                  round_done done, round_mismatch mismatch) {
   auto* n = new round_node;
-  n->counts = std::move(counts);
-  n->counts.resize(static_cast<std::size_t>(size_), 0);
-  n->incoming.assign(static_cast<std::size_t>(size_), 0);
+  const auto ranks = static_cast<std::size_t>(size_);
+  counts.resize(ranks, 0);
+  n->counts.resize(2 * ranks);
+  for (std::size_t r = 0; r < ranks; ++r) {
+    n->counts[2 * r] = counts[r];
+    n->counts[2 * r + 1] = label;
+  }
+  n->incoming.assign(2 * ranks, 0);
+  n->label = label;
   n->done = std::move(done);
+  n->mismatch = std::move(mismatch);
   n->on_failure = &on_failure_;
   operation* op = layer_op(kind::alltoall, comm_);
+  op->task_name = activity_.load(std::memory_order_relaxed);
   op->sbuf = n->counts.data();
-  op->scount = 1;
+  op->scount = 2;
   op->stype = MPI_UINT64_T;
   op->rbuf = n->incoming.data();
-  op->rcount = 1;
+  op->rcount = 2;
   op->rtype = MPI_UINT64_T;
-  op->bytes = sizeof(std::uint64_t) * static_cast<std::size_t>(size_);
+  op->bytes = 2 * sizeof(std::uint64_t) * ranks;
   n->op = op;
   n->fire = [](hytask::detail::event_waiter* e) {
     auto* self = static_cast<round_node*>(e);
@@ -210,9 +221,16 @@ void am_two_sided::complete_round(std::vector<std::uint64_t> counts, round_done 
       (*self->on_failure)(failure_of(self->op));
     } else {
       std::uint64_t sum = 0;
-      for (std::uint64_t c : self->incoming) sum += c;
+      bool same = true;
+      std::vector<std::uint64_t> labels(self->incoming.size() / 2);
+      for (std::size_t r = 0; r < labels.size(); ++r) {
+        sum += self->incoming[2 * r];
+        labels[r] = self->incoming[2 * r + 1];
+        same = same && labels[r] == self->label;
+      }
       try {
-        self->done(sum);
+        if (same) self->done(sum);
+        else self->mismatch(labels);
       } catch (...) {
         (*self->on_failure)(std::current_exception());
       }
@@ -224,6 +242,10 @@ void am_two_sided::complete_round(std::vector<std::uint64_t> counts, round_done 
   sys_.submit(op, true);
 }
 
-void am_two_sided::barrier() { run_and_wait(layer_op(kind::barrier, comm_)); }
+void am_two_sided::barrier() {
+  operation* op = layer_op(kind::barrier, comm_);
+  op->task_name = activity_.load(std::memory_order_relaxed);
+  run_and_wait(op);
+}
 
 }  // namespace hytask::global::detail

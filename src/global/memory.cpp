@@ -58,15 +58,29 @@ void choose_grid(int size, int& grid_rows, int& grid_cols) {
                       "and 0 to let MPI_Dims_create choose)");
 }
 
+// Every rank's part of the window is allocated in whole multiples of window_align bytes.
+// MPICH 4.0 (ch4, shared memory between the ranks of a node) places each rank's part at an
+// aligned address but computes the targets of others' accesses as if the parts were packed:
+// with a part of, say, 8 bytes, a get from the next rank reads this rank's padding, and a
+// put into it lands here. Padding every part to the alignment makes both agree; Open MPI
+// does not need it, and the bytes are few (tests/mpi: global_odd_sizes).
+namespace {
+constexpr std::size_t window_align = 64;
+std::size_t window_bytes(std::size_t local_bytes) {
+  return (local_bytes + window_align - 1) / window_align * window_align;
+}
+}  // namespace
+
 global_memory::global_memory(MPI_Comm comm, std::size_t local_bytes, const global_layout& layout,
-                             const char* kind)
-    : layout_(layout), kind_(kind), comm_(comm), local_bytes_(local_bytes) {
-  gd::global_system& sys = gd::global_system::acquire();
+                             const char* kind, std::source_location where)
+    : layout_(layout), kind_(kind), comm_(comm), local_bytes_(local_bytes), where_(where) {
+  mpi::detail::comm_system& cs = gd::comm_or_throw("PGAS objects (hytask::global_array, tiled_matrix)");
   if (core::current_worker() == nullptr || core::current_worker()->current_task != nullptr)
     throw usage_error(std::string("hytask: a ") + kind +
                       " constructed outside main: PGAS objects are collective, create them "
                       "from main on every rank");
-  const MPI_Comm world = mpi::detail::comm_system::instance()->world();
+  const MPI_Comm world = cs.world();
+  const auto c_world_size = [&cs] { return cs.size(); };
   gd::blocking_mpi("MPI_Group_translate_ranks", -1, [&] {
     int rc = MPI_Comm_rank(comm, &rank_);
     if (rc == MPI_SUCCESS) rc = MPI_Comm_size(comm, &size_);
@@ -88,7 +102,20 @@ global_memory::global_memory(MPI_Comm comm, std::size_t local_bytes, const globa
       throw usage_error(std::string("hytask: a ") + kind +
                         " on a communicator with ranks outside hytask::mpi::comm_world(): "
                         "global dependencies order the runtime's ranks only");
-  // Checks first, the window last: a constructor that throws runs no destructor.
+  // Phases are the whole job's: every rank's fences and wait_alls meet over comm_world(), so
+  // a rank without the object would never join them. Only a communicator of every rank will
+  // do (in any order); checked before any collective call, so nothing hangs.
+  if (size_ != c_world_size())
+    throw usage_error(std::string("hytask: a ") + kind + " on a communicator of " +
+                      std::to_string(size_) + " of the " + std::to_string(c_world_size()) +
+                      " ranks: global dependencies are the whole job's (fence() and the "
+                      "collective wait_all() involve every rank of hytask::mpi::comm_world()), "
+                      "so a PGAS object's communicator must hold every rank: pass "
+                      "hytask::mpi::comm_world() (the default), a duplicate of it, or a "
+                      "reordering of its ranks");
+  // Checks first, the window last: a constructor that throws runs no destructor. The first
+  // object creates the global layer (collective over comm_world(), as the object is).
+  gd::global_system& sys = gd::global_system::acquire();
   id_ = sys.add_object(this);
   // Names for remote locations in this rank's dependency tracker: two bytes each, reserved,
   // never accessible, never backed by memory.
@@ -101,7 +128,8 @@ global_memory::global_memory(MPI_Comm comm, std::size_t local_bytes, const globa
   synthetic_ = static_cast<const char*>(p);
   try {
     gd::blocking_mpi("MPI_Win_allocate", -1, [&] {
-      int rc = MPI_Win_allocate(static_cast<MPI_Aint>(local_bytes), 1, MPI_INFO_NULL, comm, &base_, &win_);
+      int rc = MPI_Win_allocate(static_cast<MPI_Aint>(window_bytes(local_bytes)), 1, MPI_INFO_NULL,
+                                comm, &base_, &win_);
       if (rc != MPI_SUCCESS) return rc;
       MPI_Win_set_errhandler(win_, MPI_ERRORS_RETURN);
       return MPI_Win_lock_all(MPI_MODE_NOCHECK, win_);
@@ -129,9 +157,47 @@ std::size_t global_memory::synthetic_bytes() const {
   return std::max<std::size_t>(2 * layout_.locations(), 2);
 }
 
-global_memory::~global_memory() {
+std::string global_memory::name() const {
+  std::string file = where_.file_name();
+  if (auto slash = file.rfind('/'); slash != std::string::npos) file.erase(0, slash + 1);
+  return std::string(kind_) + " " + std::to_string(id_) + " (created at " + file + ":" +
+         std::to_string(where_.line()) + ")";
+}
+
+void global_memory::require_attached(const char* what) const {
+  if (detached_ == nullptr && win_ != MPI_WIN_NULL) return;
+  throw usage_error("hytask: " + std::string(what) + " on " + name() +
+                    " after the runtime's end: its window was released then; only local() "
+                    "still reads this rank's last values. Destroy PGAS objects before the "
+                    "runtime (create hytask::runtime first in main, so that it ends last)");
+}
+
+void global_memory::detach(bool unwinding) {
+  if (detached_ != nullptr) return;
+  detached_ = std::make_unique<std::byte[]>(local_bytes_ ? local_bytes_ : 1);
+  if (local_bytes_) std::memcpy(detached_.get(), base_, local_bytes_);
+  base_ = detached_.get();
   if (auto* sys = gd::global_system::instance()) sys->remove_object(id_);
+  if (unwinding) {  // the other ranks may not come to a collective MPI_Win_free
+    win_ = MPI_WIN_NULL;
+    return;
+  }
+  try {
+    gd::blocking_mpi("MPI_Win_free", -1, [&] {
+      MPI_Win_unlock_all(win_);
+      return MPI_Win_free(&win_);
+    });
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "hytask: releasing %s at the runtime's end: %s\n", name().c_str(), e.what());
+  }
+  win_ = MPI_WIN_NULL;
+}
+
+global_memory::~global_memory() {
+  if (detached_ == nullptr)
+    if (auto* sys = gd::global_system::instance()) sys->remove_object(id_);
   munmap(const_cast<char*>(synthetic_), synthetic_bytes());
+  if (detached_ != nullptr) return;  // released at the runtime's end
   try {
     gd::blocking_mpi("MPI_Win_free", -1, [&] {
       MPI_Win_unlock_all(win_);
@@ -166,6 +232,7 @@ mpi::request start(operation* op) {
 }  // namespace
 
 void global_memory::get(std::uint64_t index, void* buf) const {
+  require_attached("get()");
   const global_place p = layout_.locate(index);
   if (p.owner == rank_) {
     std::memcpy(buf, base_ + p.offset, p.bytes);
@@ -177,6 +244,7 @@ void global_memory::get(std::uint64_t index, void* buf) const {
 }
 
 void global_memory::put(std::uint64_t index, const void* buf) {
+  require_attached("put()");
   const global_place p = layout_.locate(index);
   if (p.owner == rank_) {
     std::memcpy(base_ + p.offset, buf, p.bytes);
@@ -189,18 +257,21 @@ void global_memory::put(std::uint64_t index, const void* buf) {
 }
 
 mpi::request global_memory::get_async(std::uint64_t index, void* buf) const {
+  require_attached("get_async()");
   operation* op = rma_op(kind::rget, win_, layout_.locate(index));
   op->rbuf = buf;
   return start(op);
 }
 
 mpi::request global_memory::put_async(std::uint64_t index, const void* buf) {
+  require_attached("put_async()");
   operation* op = rma_op(kind::rput, win_, layout_.locate(index));
   op->sbuf = buf;
   return start(op);
 }
 
 void global_memory::flush(int owner) {
+  require_attached("flush()");
   gd::blocking_mpi("MPI_Win_flush", owner, [&] { return MPI_Win_flush(owner, win_); });
 }
 
@@ -237,6 +308,7 @@ struct pushed_input {
 }  // namespace
 
 void global_memory::prepare_copyin(std::uint64_t index, void* buf, bool remote_only) {
+  require_attached("hytask::copyin");
   gd::global_system& sys = *gd::global_system::instance();
   sys.require_main("hytask::copyin");
   const global_place p = layout_.locate(index);
@@ -296,6 +368,7 @@ void global_memory::receive_pushed(std::uint64_t index, void* buf, std::uint64_t
 }
 
 void global_memory::declare(spawn_context& ctx, std::uint64_t index, access_mode mode) {
+  require_attached("in/out/inout");
   gd::global_system* sys = gd::global_system::instance();
   const global_place p = layout_.locate(index);
   const gd::location where{world_ranks_[static_cast<std::size_t>(p.owner)],

@@ -2,9 +2,12 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdio>
 #include <exception>
+#include <map>
 #include <string>
+#include <thread>
 
 #include "comm/comm.hpp"
 #include "comm/operation.hpp"
@@ -45,13 +48,15 @@ global_system& global_system::acquire() {
 void global_system::shutdown() {
   if (!g_system) return;
   std::exception_ptr error;
-  if (std::uncaught_exceptions() == 0) {  // unwinding: the other ranks may not come
+  const bool unwinding = std::uncaught_exceptions() != 0;
+  if (!unwinding) {  // unwinding: the other ranks may not come
     try {
       hytask::wait_all();
     } catch (...) {
       error = std::current_exception();
     }
   }
+  g_system->detach_live_objects(unwinding);
   g_system.reset();
   if (error) std::rethrow_exception(error);
 }
@@ -106,6 +111,28 @@ std::uint32_t global_system::add_object(hytask::detail::global_memory* m) {
   return id;
 }
 
+// PGAS objects still alive at the runtime's end (a program that declares them before the
+// runtime, or holds them elsewhere): their windows must go before MPI_Finalize, and later
+// uses must not reach MPI. Every rank has the same objects (they are collective), in the
+// same order of ids.
+void global_system::detach_live_objects(bool unwinding) {
+  std::vector<hytask::detail::global_memory*> live;
+  {
+    std::lock_guard lk(objects_mu_);
+    for (auto& [id, m] : objects_) live.push_back(m);
+  }
+  for (hytask::detail::global_memory* m : live) {
+    if (engine_.rank() == 0 && !unwinding)
+      std::fprintf(stderr,
+                   "hytask: %s is still alive at the runtime's end: destroy PGAS objects before "
+                   "the runtime (create hytask::runtime first in main, so that it ends last). "
+                   "Its window is released now; afterwards only local() may be used (it keeps "
+                   "this rank's last values)\n",
+                   m->name().c_str());
+    m->detach(unwinding);
+  }
+}
+
 void global_system::remove_object(std::uint32_t id) {
   std::lock_guard lk(objects_mu_);
   objects_.erase(id);
@@ -127,7 +154,7 @@ void global_system::require_main(const char* what) const {
                     (w == nullptr ? " on a thread that is not main or a task"
                                   : " in a task") +
                     ": global dependencies are declared by tasks that main spawns, and phases "
-                    "are advanced by main (seed 001: remote dependencies are root-level only); "
+                    "are advanced by main (remote dependencies are root-level only); "
                     "spawn the task from main");
 }
 
@@ -303,39 +330,118 @@ void global_system::release(void* task) {
 
 void global_system::send(int dest, std::vector<std::byte> buf) { am_->send(dest, std::move(buf)); }
 
-void global_system::close_phase() {
+// A round's label: what main is in (a fence, a wait_all, its drain), the collective
+// wait_alls before it and the fences since the last one — equal on every rank when the
+// ranks call fence() and wait_all() alike.
+std::uint64_t global_system::label(round_kind k) const {
+  return std::uint64_t(k) << 62 | (std::uint64_t(epochs_) & 0x3fffffffu) << 32 | fences_;
+}
+
+void global_system::close_phase(round_kind k) {
   const std::uint32_t round = engine_.phase();
-  am_->complete_round(engine_.fence(), [this, round](std::uint64_t n) {
-    engine_.expect(round, n);
-    try_match();
-    notify();
-  });
+  am_->complete_round(
+      engine_.fence(), label(k),
+      [this, round](std::uint64_t n) {
+        engine_.expect(round, n);
+        try_match();
+        notify();
+      },
+      [this](const std::vector<std::uint64_t>& labels) { phases_differ(labels); });
 }
 
 void global_system::fence() {
   require_main("hytask::fence()");
   open();
-  close_phase();
+  am_->set_activity("hytask::fence() on main (its round needs every rank's matching fence)");
+  close_phase(round_kind::fence);
+  ++fences_;
   wait_until([this] { return engine_.active_phases() < window_; });
 }
 
 void global_system::before_wait_all() {
   open();
-  close_phase();
+  am_->set_activity("hytask::wait_all() on main (collective while PGAS objects exist: every "
+                    "rank must call it)");
+  close_phase(round_kind::wait_all);
 }
 
 void global_system::after_wait_all() {
   wait_until([this] { return engine_.matched() == engine_.phase(); });
-  am_->complete_round(engine_.drain_counts(), [this](std::uint64_t n) {
-    engine_.expect_drain(n);
-    notify();
-  });
+  am_->complete_round(
+      engine_.drain_counts(), label(round_kind::drain),
+      [this](std::uint64_t n) {
+        engine_.expect_drain(n);
+        notify();
+      },
+      [this](const std::vector<std::uint64_t>& labels) { phases_differ(labels); });
   wait_until([this] { return engine_.drained(); });
   // Nothing more can come before every rank has passed the barrier: retire the receives,
   // so that nothing stays pending between epochs.
   am_->close();
   am_->barrier();
   engine_.reset();
+  ++epochs_;
+  fences_ = 0;
+  am_->set_activity("hytask global dependencies");
+}
+
+namespace {
+std::string describe_label(std::uint64_t label) {
+  const auto k = static_cast<unsigned>(label >> 62);
+  const auto epochs = static_cast<unsigned>((label >> 32) & 0x3fffffffu);
+  const auto fences = static_cast<unsigned>(label & 0xffffffffu);
+  const std::string after = std::to_string(epochs) + " collective wait_all() before it";
+  switch (k) {
+    case 1:
+      return "in fence() number " + std::to_string(fences + 1) + " since the last wait_all() (" +
+             after + ")";
+    case 2:
+      return "in wait_all() number " + std::to_string(epochs + 1) + ", after " +
+             std::to_string(fences) + " fence() since the previous one";
+    case 3:
+      return "finishing wait_all() number " + std::to_string(epochs + 1) + ", after " +
+             std::to_string(fences) + " fence() since the previous one";
+    default:
+      return "in an unknown round (label " + std::to_string(label) + ")";
+  }
+}
+
+// "0-2, 5"
+std::string rank_list(const std::vector<int>& ranks) {
+  std::string s;
+  for (std::size_t i = 0; i < ranks.size();) {
+    std::size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    if (!s.empty()) s += ", ";
+    s += std::to_string(ranks[i]);
+    if (j > i) s += "-" + std::to_string(ranks[j]);
+    i = j + 1;
+  }
+  return s;
+}
+}  // namespace
+
+// The ranks met in a round of different fences or wait_alls: the program calls them
+// differently on different ranks, and the rounds after this one would pair other calls, or
+// none. Rank 0 says how each rank stands; the others end the job a moment later.
+void global_system::phases_differ(const std::vector<std::uint64_t>& labels) {
+  if (engine_.rank() != 0) {
+    std::this_thread::sleep_for(std::chrono::seconds(3));  // rank 0 reports
+    failed(std::make_exception_ptr(usage_error(
+        "hytask: rank " + std::to_string(engine_.rank()) +
+        ": the ranks' fence() and wait_all() calls differ (rank 0 reports how)")));
+    return;
+  }
+  std::map<std::uint64_t, std::vector<int>> by_label;
+  for (std::size_t r = 0; r < labels.size(); ++r) by_label[labels[r]].push_back(static_cast<int>(r));
+  std::string what =
+      "hytask: the ranks' global phases differ: with PGAS objects (global_array, "
+      "tiled_matrix), every rank must call hytask::fence() equally often and hytask::wait_all() "
+      "at the same points (it is collective then). The ranks met at:";
+  for (const auto& [l, ranks] : by_label)
+    what += std::string("\n  rank") + (ranks.size() > 1 ? "s " : " ") + rank_list(ranks) + ": " +
+            describe_label(l);
+  failed(std::make_exception_ptr(usage_error(what)));
 }
 
 void global_system::try_match() {
@@ -402,9 +508,19 @@ void global_system::wait_until(const std::function<bool()>& done) {
 
 namespace hytask {
 
-// Before any PGAS object, phases order nothing, but every rank fences equally often, so the
-// system may be created here (collectively).
-void fence() { global::detail::global_system::acquire().fence(); }
+// Before any PGAS object, phases order nothing: a fence does nothing (creating the layer here
+// would make every later wait_all collective, in programs that have no global dependencies).
+void fence() {
+  auto* sys = global::detail::global_system::instance();
+  if (sys == nullptr) {
+    core::worker* w = core::current_worker();
+    if (w == nullptr || w->current_task != nullptr)
+      throw usage_error("hytask: hytask::fence() in a task or on a thread that is not main: "
+                        "phases are advanced by main, on every rank");
+    return;
+  }
+  sys->fence();
+}
 
 global_counters global_stats() {
   auto* sys = global::detail::global_system::instance();

@@ -16,6 +16,7 @@
 #include <mpi.h>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "global/am.hpp"
 #include "global/engine.hpp"
@@ -45,6 +46,7 @@ class global_system final : public engine_host {
 
   std::uint32_t add_object(hytask::detail::global_memory* m);
   void remove_object(std::uint32_t id);
+  void detach_live_objects(bool unwinding);
   int rank() const noexcept { return engine_.rank(); }
 
   // A dependency of the task being spawned on `where`, at addr (real or synthetic). push: a
@@ -78,8 +80,12 @@ class global_system final : public engine_host {
 
  private:
   global_system(int rank, int nranks, unsigned window);
+  // What a round of the active messages is (its label says which, per rank).
+  enum class round_kind : unsigned { fence = 1, wait_all = 2, drain = 3 };
   void open();
-  void close_phase();
+  std::uint64_t label(round_kind k) const;
+  void close_phase(round_kind k);
+  void phases_differ(const std::vector<std::uint64_t>& labels);
   void try_match();
   void failed(std::exception_ptr e);
   void notify();
@@ -97,6 +103,9 @@ class global_system final : public engine_host {
   mutable std::mutex objects_mu_;
   std::map<std::uint32_t, hytask::detail::global_memory*> objects_;
   std::uint32_t next_object_ = 1;
+
+  // Main's count of collective wait_alls, and of fences since the last one: rounds' labels.
+  std::uint32_t epochs_ = 0, fences_ = 0;
 
   std::atomic<int> match_requests_{0};
   std::atomic<bool> matching_{false};

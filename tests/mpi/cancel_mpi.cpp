@@ -25,6 +25,14 @@
 //                cannot have started; every rank calls cancel_collective in the middle: the
 //                held tasks see it, their successors are skipped, the protocol stays
 //                consistent, and the next phases compute right.
+//   docs_example the pattern of docs/mpi.md as written: rank 0's task calls cancel_broadcast
+//                only after every other rank's wait_all has returned (they tell it so from
+//                main); settle_cancellation on every rank must say true everywhere, and a
+//                second round without a cancellation false everywhere.
+//   settle_one_rank  the pattern users wrote before settle_cancellation: only the rank that
+//                saw the cancellation (rank 0, which broadcast it) calls cancel_collective;
+//                the others, whose tasks had finished, go on to the runtime's end, where
+//                every rank must meet rank 0 and end (each prints "ended").
 // Rank 0 prints "cancel_mpi <scenario>: ok" when every rank's checks passed.
 #include <atomic>
 #include <chrono>
@@ -380,6 +388,43 @@ void broadcast(bool settle) {
 
 void global_scenario();
 
+// Rank 0's task waits for a word from every other rank's main, sent after that rank's
+// wait_all returned, and then cancels the job: no other rank can have seen it in wait_all.
+void cancel_after_others_waited() {
+  const int rank = hytask::mpi::rank(), size = hytask::mpi::size();
+  hytask::spawn([rank, size] {
+    if (rank != 0) return;
+    for (int r = 1; r < size; ++r) {
+      int word = 0;
+      hytask::mpi::recv(&word, 1, MPI_INT, r, 31);
+    }
+    hytask::mpi::cancel_broadcast();
+  });
+  hytask::wait_all();
+  if (rank != 0) {
+    const int word = 1;
+    hytask::mpi::send(&word, 1, MPI_INT, 0, 31);
+  }
+}
+
+void docs_example() {
+  cancel_after_others_waited();
+  const bool settled = hytask::mpi::settle_cancellation();
+  check(settled, "settle_cancellation said false after rank 0's cancel_broadcast");
+  check(!hytask::mpi::job_cancelled(), "the job is still cancelled after settle_cancellation");
+  std::atomic<int> ran{0};
+  hytask::spawn([&] { ran++; });
+  hytask::wait_all();
+  check(ran.load() == 1, "a task did not run after the settlement");
+  check(!hytask::mpi::settle_cancellation(), "settle_cancellation said true with no cancellation");
+}
+
+void settle_one_rank() {
+  cancel_after_others_waited();
+  if (hytask::this_task::cancelled()) hytask::mpi::cancel_collective();
+  check(!hytask::mpi::job_cancelled(), "the job is still cancelled after cancel_collective");
+}
+
 int main(int argc, char** argv) {
   hytask::runtime rt(argc, argv);
   const std::string scenario = argc > 1 ? argv[1] : "";
@@ -395,9 +440,19 @@ int main(int argc, char** argv) {
   else if (scenario == "broadcast") broadcast(true);
   else if (scenario == "broadcast_at_end") broadcast(false);
   else if (scenario == "global") global_scenario();
+  else if (scenario == "docs_example") docs_example();
+  else if (scenario == "settle_one_rank") settle_one_rank();
   else {
-    std::fprintf(stderr, "usage: cancel_mpi local_recv|local_send|collective|broadcast|broadcast_at_end|global\n");
+    std::fprintf(stderr, "usage: cancel_mpi local_recv|local_send|collective|broadcast|broadcast_at_end|"
+                 "global|docs_example|settle_one_rank\n");
     return 2;
+  }
+  if (scenario == "settle_one_rank") {
+    // Rank 0 is in cancel_collective until the others reach their end: no collective here.
+    const int rank = hytask::mpi::rank();
+    rt.shutdown();
+    if (failures == 0) std::printf("cancel_mpi %s: rank %d: ended\n", scenario.c_str(), rank);
+    return failures == 0 ? 0 : 1;
   }
   if (scenario == "broadcast_at_end") {
     // The job is cancelled: report first (main may not communicate), then the runtime's end

@@ -2,8 +2,9 @@
 // the runtime's own pollers: rounds of random buffers to random ranks (itself included), sent
 // from main and from a thread that is not a worker, the next round's buffers sent before the
 // last round has completed. Each buffer must arrive once, intact, and each round's
-// collective must count exactly the buffers of that round that reach this rank; closing
-// must retire every receive (nothing stays pending: the runtime's drain would wait for it).
+// collective must count exactly the buffers of that round that reach this rank, and a round
+// the ranks label differently must be reported, with every rank's label; closing must
+// retire every receive (nothing stays pending: the runtime's drain would wait for it).
 #include <mpi.h>
 
 #include <atomic>
@@ -110,13 +111,43 @@ int main(int argc, char** argv) {
         counts[static_cast<std::size_t>(d)] += counts_b[static_cast<std::size_t>(d)];
         sent_to[static_cast<std::size_t>(d)] += counts[static_cast<std::size_t>(d)];
       }
-      am.complete_round(counts, [&, r](std::uint64_t want) {
-        want_round[r] = want;
-        round_done[r] = true;
-      });
+      am.complete_round(
+          counts, static_cast<std::uint64_t>(r),
+          [&, r](std::uint64_t want) {
+            want_round[r] = want;
+            round_done[r] = true;
+          },
+          [&](const std::vector<std::uint64_t>&) { ++corrupt; });
       if (r >= 2) wait_round(r - 2);  // rounds overlap the next ones' sends
     }
     for (int r = 0; r < rounds; ++r) wait_round(r);
+    // A round the ranks label differently (the last rank calls it another): every rank is
+    // told, with each rank's label, and its done does not run.
+    {
+      std::atomic<int> outcome{0};  // 1 done, 2 mismatch as expected, 3 wrong labels
+      const std::uint64_t label = rank == size - 1 ? 7 : 5;
+      am.complete_round(
+          std::vector<std::uint64_t>(static_cast<std::size_t>(size), 0), label,
+          [&](std::uint64_t) { outcome = 1; },
+          [&](const std::vector<std::uint64_t>& labels) {
+            bool right = labels.size() == static_cast<std::size_t>(size);
+            for (int q = 0; right && q < size; ++q)
+              right = labels[static_cast<std::size_t>(q)] == (q == size - 1 ? 7u : 5u);
+            outcome = right ? 2 : 3;
+          });
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+      while (outcome == 0 && std::chrono::steady_clock::now() < deadline) {
+        hytask::this_task::poll();
+        std::this_thread::yield();
+      }
+      const bool expected = size == 1 ? outcome == 1 : outcome == 2;
+      if (!expected) {
+        std::fprintf(stderr, "global_am: rank %d: a round labelled differently by the last rank "
+                     "gave outcome %d (1 done, 2 mismatch reported, 3 wrong labels, 0 nothing in 30 s)\n",
+                     rank, outcome.load());
+        ++corrupt;
+      }
+    }
     am.close();  // every buffer for this rank is in: nothing else can take a receive
 
     // Every buffer a rank sent here arrived, once.

@@ -5,6 +5,11 @@
 //   in_task        a task declares a global dependency (only main's tasks may)
 //   tile_grid      a tiled_matrix on a P x Q grid that is not the number of ranks
 //   index          an element past the end
+//   extra_fence    rank 0 calls fence() twice, the others once, then wait_all(): the job
+//                  ends with a message giving each rank's fences and wait_alls
+//   lone_wait_all  rank 0 calls wait_all() where the others call fence(): the same
+//   fence_first    fences before any PGAS object, differently often per rank, do nothing:
+//                  wait_all stays local (rank 0 calls it twice), then an array works
 // The last three throw a hytask::usage_error on every rank: rank 0 prints "caught: <message>"
 // once every rank caught one.
 #include <cstdio>
@@ -20,6 +25,23 @@ int main(int argc, char** argv) {
   hytask::runtime rt(argc, argv);
   const std::string what = argc > 1 ? argv[1] : "";
   const int rank = hytask::mpi::rank();
+  if (what == "fence_first") {
+    for (int k = 0; k <= rank; ++k) hytask::fence();
+    hytask::spawn([] {});
+    hytask::wait_all();
+    if (rank == 0) hytask::wait_all();
+    hytask::global_array<int> b(4);
+    if (rank == 0) hytask::spawn([&] { b[3].put(42); }, hytask::out(b[3]));
+    hytask::fence();
+    int got = 0;
+    hytask::spawn([&] { got = b[3].get(); }, hytask::in(b[3]));
+    hytask::wait_all();
+    int bad = got == 42 ? 0 : 1;
+    if (bad) std::fprintf(stderr, "global_errors fence_first: rank %d: FAILED: read %d, not 42\n", rank, got);
+    hytask::mpi::allreduce(std::span(&bad, 1), MPI_SUM);
+    if (rank == 0 && bad == 0) std::printf("global_errors fence_first: ok\n");
+    return bad == 0 ? 0 : 1;
+  }
   hytask::global_array<int> a(8);
   std::string caught;  // the usage_error's message, for the cases every rank must catch
   if (what == "conflict") {
@@ -30,6 +52,18 @@ int main(int argc, char** argv) {
     if (rank == 0) hytask::spawn([&] { a[1].put(1); }, hytask::out(a[1]));
     if (rank == 1) hytask::spawn([&] { std::printf("%d\n", a[1].get()); }, hytask::in(a[1]));
     hytask::wait_all();
+  } else if (what == "extra_fence") {
+    hytask::fence();
+    if (rank == 0) hytask::fence();
+    hytask::wait_all();
+    std::fprintf(stderr, "global_errors extra_fence: rank %d: FAILED: the wait_all returned\n", rank);
+    return 1;
+  } else if (what == "lone_wait_all") {
+    if (rank == 0) hytask::wait_all();
+    else hytask::fence();
+    hytask::wait_all();
+    std::fprintf(stderr, "global_errors lone_wait_all: rank %d: FAILED: the wait_all returned\n", rank);
+    return 1;
   } else if (what == "in_task") {
     hytask::spawn([&] {
       try {

@@ -10,9 +10,14 @@
 //   if (found_it()) hytask::mpi::cancel_broadcast();  // one rank: every rank's tasks stop
 // });
 // hytask::wait_all();  // returns when this rank's tasks are done or cancelled
-// if (hytask::this_task::cancelled()) hytask::mpi::cancel_collective();  // every rank
+// if (hytask::mpi::settle_cancellation()) std::puts("stopped early");  // every rank, always
 // ```
 //
+// - settle_cancellation(): every rank, from main, whether or not it saw a cancellation (a
+//   rank whose tasks had all finished may not have: the notice travels while it waits).
+//   The ranks agree whether any of them cancelled the job since the last settlement; if one
+//   did, it is settled as cancel_collective does. Returns whether one did, on every rank
+//   alike. Costs one small allreduce when nobody cancelled.
 // - cancel_broadcast(): any rank, from main or a task. Cancels every task of this rank and
 //   tells the others, which cancel theirs when they next poll MPI (a rank with nothing
 //   pending learns it at its next communication, or at cancel_collective). Returns at once.
@@ -25,8 +30,10 @@
 // - While the job is cancelled, every task of the rank is (this_task::cancelled() is true,
 //   in main too), tasks spawned meanwhile are skipped, and the MPI calls of tasks and
 //   main throw hytask::task_cancelled; receives pending are cancelled, sends drained.
-// - If the job is cancelled and nobody calls cancel_collective, the runtime's end does it
-//   (every rank ends the runtime); otherwise its end costs one small allreduce.
+// - If the job is cancelled and nobody settles it, the runtime's end does (every rank ends
+//   the runtime); otherwise its end costs one small allreduce. A rank that settles while
+//   another has gone on to its end is met there again: the end never waits for a settlement
+//   that will not come.
 //
 // Limits: a task suspended in a collective that the cancelled tasks of other ranks never
 // posted cannot be interrupted (MPI cannot cancel collectives): the watchdog reports it.
@@ -40,6 +47,7 @@ namespace hytask::mpi {
 
 void cancel_broadcast();
 void cancel_collective();
+bool settle_cancellation();
 // Whether the job is cancelled on this rank (by cancel_broadcast here or elsewhere, until
 // cancel_collective settles it).
 bool job_cancelled() noexcept;

@@ -11,15 +11,17 @@
 // Rank r owns elements [r·b, (r+1)·b) with b = ceil(size / ranks) (the last ranks may own
 // fewer, or none). The constructor and the destructor are collective over the communicator
 // (MPI_Win_allocate, MPI_Win_free); create PGAS objects in the same order on every rank. T
-// must be trivially copyable. Global dependencies order tasks of the runtime's
-// communicator, so the array's communicator must be hytask::mpi::comm_world() or a
-// communicator over a subset of its ranks.
+// must be trivially copyable. Global dependencies order the tasks of every rank of the
+// runtime's communicator, so the array's communicator must hold every rank of
+// hytask::mpi::comm_world() (it, a duplicate, or a reordering); fewer is a usage_error.
+// Destroy it before the runtime ends.
 #pragma once
 
 #include <mpi.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <source_location>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -34,9 +36,11 @@ class global_array {
   static_assert(std::is_trivially_copyable_v<T>, "hytask::global_array<T>: T must be trivially copyable");
 
  public:
-  explicit global_array(std::size_t size, MPI_Comm comm = mpi::comm_world())
+  // where: the program's line that creates it, named in messages.
+  explicit global_array(std::size_t size, MPI_Comm comm = mpi::comm_world(),
+                        std::source_location where = std::source_location::current())
       : layout_(size, mpi::size(comm)),
-        mem_(comm, layout_.count_on(mpi::rank(comm)) * sizeof(T), layout_, "global_array") {}
+        mem_(comm, layout_.count_on(mpi::rank(comm)) * sizeof(T), layout_, "global_array", where) {}
 
   std::size_t size() const noexcept { return layout_.n; }
   global_ref<T> operator[](std::size_t i) const {

@@ -8,6 +8,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <source_location>
 #include <string>
 #include <vector>
 
@@ -36,10 +38,17 @@ class global_layout {
 class global_memory {
  public:
   // Collective over comm (call it from main on every rank, in the same order as the other
-  // PGAS objects): allocates local_bytes on this rank. kind names the object in messages.
+  // PGAS objects): allocates local_bytes on this rank. kind and where (the program's line
+  // that creates the object) name it in messages.
   global_memory(MPI_Comm comm, std::size_t local_bytes, const global_layout& layout,
-                const char* kind);
-  ~global_memory();  // collective too
+                const char* kind, std::source_location where);
+  ~global_memory();  // collective too, unless detached
+  // The runtime's end, with the object still alive (collective, in the objects' order):
+  // releases the window, keeping a copy of this rank's part for local(); every other use
+  // throws usage_error afterwards. unwinding: the other ranks may not come — no MPI call.
+  void detach(bool unwinding);
+  // "global_array 2 (created at main.cpp:14)"
+  std::string name() const;
   global_memory(const global_memory&) = delete;
   global_memory& operator=(const global_memory&) = delete;
 
@@ -77,6 +86,8 @@ class global_memory {
 
  private:
   std::size_t synthetic_bytes() const;
+  // Throws usage_error once the object is detached: what, the use.
+  void require_attached(const char* what) const;
   // The bodies of a copyin's transfer task: from this rank's memory, from another rank's.
   void copy_local(std::uint64_t index, void* buf);
   void receive_pushed(std::uint64_t index, void* buf, std::uint64_t id);
@@ -89,6 +100,8 @@ class global_memory {
   std::byte* base_ = nullptr;
   std::size_t local_bytes_ = 0;
   std::vector<int> world_ranks_;
+  std::source_location where_;
+  std::unique_ptr<std::byte[]> detached_;  // this rank's part, after detach()
   const char* synthetic_ = nullptr;  // 2 reserved bytes per location (see DESIGN.md, global)
   std::uint32_t id_ = 0;
 };

@@ -12,14 +12,17 @@
 // Within a rank, tasks are ordered as for local memory (in spawn order). Across ranks, a task
 // of phase P runs after the accesses of earlier phases to the same locations, and accesses
 // of different ranks in one phase are unordered — so a write and another access to one
-// location by two ranks in one phase is an error, which the location's owner reports as a
-// hytask::usage_error. The last write of a phase is the one later phases read.
+// location by two ranks in one phase is an error: the location's owner finds it when the
+// phase is matched, on its polling thread, prints it (the location, the phase, both ranks)
+// and ends the job; it cannot be caught. The last write of a phase is the one later phases
+// read. Ranks whose fences and wait_alls differ end the job with each rank's position.
 #pragma once
 
 namespace hytask {
 
 // Ends the current phase. Called from main, by every rank, equally often; no communication
 // waits here. Waits (running tasks) while HYTASK_PHASE_WINDOW phases are still active.
+// Before the first PGAS object it does nothing.
 void fence();
 
 }  // namespace hytask

@@ -22,6 +22,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <source_location>
 #include <string>
 #include <type_traits>
 
@@ -57,9 +58,10 @@ class tiled_matrix {
  public:
   // grid_rows × grid_cols must be the communicator's size; 0 and 0 let MPI_Dims_create choose.
   tiled_matrix(std::size_t rows, std::size_t cols, std::size_t mb, std::size_t nb,
-               int grid_rows = 0, int grid_cols = 0, MPI_Comm comm = mpi::comm_world())
+               int grid_rows = 0, int grid_cols = 0, MPI_Comm comm = mpi::comm_world(),
+               std::source_location where = std::source_location::current())
       : layout_(rows, cols, mb, nb, grid_rows, grid_cols, comm),
-        mem_(comm, layout_.local_tiles() * layout_.tile_bytes(), layout_, "tiled_matrix") {}
+        mem_(comm, layout_.local_tiles() * layout_.tile_bytes(), layout_, "tiled_matrix", where) {}
 
   std::size_t rows() const noexcept { return layout_.m; }
   std::size_t cols() const noexcept { return layout_.n; }

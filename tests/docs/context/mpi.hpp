@@ -1,6 +1,7 @@
 // What the MPI examples (context=mpi) assume: they are code in main, with these in scope.
 #pragma once
 
+#include <cstdio>
 #include <span>
 #include <vector>
 
