@@ -232,8 +232,8 @@ const std::vector<knob>& knobs() {
 
       enum_knob<mpi_use, 3>(
           "HYTASK_MPI", "mpi", "'auto', 'on' or 'off'",
-          "initialise MPI (or adopt it): auto does when MPI is already initialised or the "
-          "program was started by an MPI launcher",
+          "initialise MPI (or adopt it): auto does when MPI is already initialised, the "
+          "program was started by an MPI launcher, or it links the interception library",
           mpi_use::automatic, &config::mpi, &settings::mpi, {"auto", "on", "off"},
           {mpi_use::automatic, mpi_use::on, mpi_use::off}),
 

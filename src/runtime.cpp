@@ -2,12 +2,15 @@
 // and the scheduler, and stops them in the reverse order.
 #include "hytask/runtime.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 
 #include "comm/comm.hpp"
 #include "core/scheduler.hpp"
+#include "core/topology.hpp"
 #include "fatal_errors.hpp"
 #include "global/system.hpp"
 #include "runtime_settings.hpp"
@@ -42,6 +45,29 @@ std::string trace_path(const std::string& path, int rank, int size) {
   return path.substr(0, dot) + suffix + path.substr(dot);
 }
 
+// Workers beyond a few per core only take turns on them: each task switch, wake-up and
+// steal then costs a context switch (4096 workers on 2 cores ran 30 times slower than 512).
+// Allowed — oversubscribed tests do it on purpose — but said once, on one rank.
+constexpr unsigned threads_per_core_warned = 8;
+
+// The launcher's rank of this process before MPI is up (0 when there is none).
+int rank_hint() {
+  for (const char* v : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
+    if (const char* r = std::getenv(v)) return std::atoi(r);
+  return 0;
+}
+
+void warn_about_threads(unsigned threads, int rank) {
+  const unsigned cores = std::max(1u, core::topology::get().cores);
+  if (threads <= threads_per_core_warned * cores || rank != 0) return;
+  std::fprintf(stderr,
+               "hytask: warning: HYTASK_THREADS=%u is more than %u times the %u core(s) this "
+               "process may run on: the workers only take turns on them, and every task switch "
+               "costs a context switch (expect it many times slower); use HYTASK_THREADS=auto "
+               "(one per core) unless oversubscribing on purpose\n",
+               threads, threads_per_core_warned, cores);
+}
+
 }  // namespace
 
 const hytask::settings* detail::runtime_settings() noexcept {
@@ -56,6 +82,7 @@ void runtime::impl::start(const config& cfg, int* argc, char*** argv) {
         "hytask: a hytask::runtime already exists; create exactly one, in main, and keep it "
         "alive while tasks run");
   settings = settings::resolve(cfg);
+  warn_about_threads(settings.threads, rank_hint());
   global::detail::configure(settings.phase_window);
   // MPI first (a rank names the trace; funneled mode starts its MPI thread here), then the
   // trace, the workers, and the progress hooks that join them.

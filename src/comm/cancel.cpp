@@ -26,7 +26,7 @@ void watch_cancellation(operation* op, hytask::detail::task* t) {
   op->waiter.store(t, std::memory_order_seq_cst);
   // Against the hook: it marks the task cancelled, then has the poller look at the waiters;
   // here the waiter is set, then the task looked at. One of the two sees the other.
-  if (cancellable(op->what) && task_is_cancelled(t)) comm_system::instance()->cancel(op);
+  if (cancellable(op) && task_is_cancelled(t)) comm_system::instance()->cancel(op);
 }
 
 namespace {

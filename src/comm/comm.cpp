@@ -33,6 +33,7 @@ namespace {
 // Set when a runtime that initialised MPI finalised it: MPI cannot be initialised again, and
 // a later runtime's message says which runtime did it.
 std::atomic<bool> g_runtime_finalised_mpi{false};
+std::atomic<bool> g_program_calls_mpi{false};  // note_program_calls_mpi
 }  // namespace
 
 bool launched_by_mpi() {
@@ -42,12 +43,14 @@ bool launched_by_mpi() {
   return false;
 }
 
+void note_program_calls_mpi() noexcept { g_program_calls_mpi.store(true); }
+
 bool comm_system::wanted(const comm_settings& s) {
   if (s.mpi == mpi_use::on) return true;
   if (s.mpi == mpi_use::off) return false;
   int initialised = 0;
   MPI_Initialized(&initialised);
-  return initialised != 0 || launched_by_mpi();
+  return initialised != 0 || launched_by_mpi() || g_program_calls_mpi.load();
 }
 
 // ---- initialisation ------------------------------------------------------------------
@@ -216,14 +219,21 @@ void comm_system::post_here(operation* op) {
   // cluster in a box, issue 16). So sends are always tested, other operations only while
   // the test has paid off recently (see post_test_advice).
   calling_mpi guard;
-  if (cancellable(op->what) && !op->internal) {
+  if (cancellable(op)) {
     // Its task was cancelled before the operation could be posted (queued for this thread:
-    // the waiter is alive, only this thread completes operations), or the job was.
+    // the waiter is alive, only this thread completes operations), or the job was; or it is
+    // a cancelled task's wait, submitted interrupted (intercept/posted.cpp).
     hytask::detail::task* t = op->waiter.load(std::memory_order_seq_cst);
-    if (op->cancel_requested.load(std::memory_order_acquire) || core::job_cancelled() ||
-        (t != nullptr && task_is_cancelled(t))) {
-      complete_cancelled(op);
-      return;
+    if (op->cancel_requested.load(std::memory_order_acquire) ||
+        (!op->internal && (core::job_cancelled() || (t != nullptr && task_is_cancelled(t))))) {
+      if (op->what != kind::polled) {
+        complete_cancelled(op);
+        return;
+      }
+      // A wait on the program's requests, which must complete: its hook cancels what MPI
+      // can, and it is tested (drained) as usual.
+      op->cancel_requested.store(true, std::memory_order_release);
+      interrupt_polled(op);
     }
   }
   if (op->comm != world_) forward_errors(op->comm);

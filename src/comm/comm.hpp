@@ -26,6 +26,10 @@
 namespace hytask::mpi::detail {
 
 bool launched_by_mpi();  // an MPI launcher's environment variables are present
+// The interception library is linked into the program (its gate says so as it loads): the
+// program calls MPI itself, so HYTASK_MPI=auto initialises MPI without a launcher too (a
+// singleton), as it must before the program's first MPI call.
+void note_program_calls_mpi() noexcept;
 
 class comm_system {
  public:

@@ -48,7 +48,7 @@ std::size_t engine::issue_cancels() {
   const bool job = scan && core::job_cancelled();
   auto wanted = [scan, job](operation* op) {
     if (op->cancel_requested.load(std::memory_order_acquire)) return true;
-    if (!scan || !cancellable(op->what) || op->internal) return false;
+    if (!scan || !cancellable(op) || op->internal) return false;
     hytask::detail::task* t = op->waiter.load(std::memory_order_seq_cst);
     if (!job && (t == nullptr || !task_is_cancelled(t))) return false;
     op->cancel_requested.store(true, std::memory_order_release);
@@ -63,12 +63,17 @@ std::size_t engine::issue_cancels() {
   std::size_t j = 0;
   for (std::size_t i = 0; i < probes_.size(); ++i) {
     operation* op = probes_[i];
-    if (wanted(op)) {
+    if (!wanted(op)) {
+      probes_[j++] = op;
+    } else if (op->what == kind::polled) {
+      // A wait on the program's requests: its hook cancels what MPI can, and the operation
+      // stays, tested until they have all completed (they are the program's).
+      interrupt_polled(op);
+      probes_[j++] = op;
+    } else {
       complete_cancelled(op);
       release(op);
       ++done;
-    } else {
-      probes_[j++] = op;
     }
   }
   probes_.resize(j);

@@ -174,7 +174,9 @@ int post_now(operation* op) {
 void complete(operation* op, const MPI_Status* status, int error) {
   if (status) op->status = *status;
   op->error = error;
-  if (status != nullptr && error == MPI_SUCCESS && op->cancel_requested.load(std::memory_order_acquire)) {
+  // A polled operation's status is no request's: its hook tells the waiter what was cancelled.
+  if (status != nullptr && error == MPI_SUCCESS && op->what != kind::polled &&
+      op->cancel_requested.load(std::memory_order_acquire)) {
     int flag = 0;
     MPI_Test_cancelled(status, &flag);  // else it completed before MPI could cancel it
     op->cancelled = flag != 0;
@@ -186,6 +188,12 @@ void complete(operation* op, const MPI_Status* status, int error) {
                    {"after_ns", static_cast<std::int64_t>(op->posted_ns ? t - op->posted_ns : 0)});
   }
   op->done.set();
+}
+
+void interrupt_polled(operation* op) {
+  if (op->cancel_issued || op->cancel == nullptr) return;
+  op->cancel_issued = true;
+  op->cancel(op->call_arg);
 }
 
 void complete_cancelled(operation* op) {
@@ -225,14 +233,16 @@ std::string peer_text(const operation* op) {
     return std::string(op->what == kind::rget ? " from" : " to") + " rank " +
            std::to_string(op->peer) + " (displacement " + std::to_string(op->disp);
   if (op->what == kind::call) return " (blocking";
-  if (op->what == kind::polled)  // scount: how many requests it tests
+  if (op->what == kind::polled && op->comm == MPI_COMM_NULL)  // scount: how many requests it tests
     return " (" + std::to_string(op->scount) + " request(s) of the program";
+  if (op->what == kind::custom && op->comm == MPI_COMM_NULL)  // MPI_Imrecv: no communicator known
+    return " (a matched message";
   if (op->what == kind::custom && op->peer < 0) return " (collective";
   if (op->what == kind::adopted || op->what == kind::custom)
     return op->peer < 0 ? std::string(" (posted by the program")
                         : " with rank " + std::to_string(op->peer) + " (tag " +
                               (op->tag == MPI_ANY_TAG ? std::string("any") : std::to_string(op->tag));
-  if (op->what == kind::recv || op->what == kind::probe)
+  if (op->what == kind::recv || op->what == kind::probe || op->what == kind::polled)  // MPI_Mprobe
     return std::string(" from ") +
            (op->peer == MPI_ANY_SOURCE ? std::string("any rank") : "rank " + std::to_string(op->peer)) +
            " (tag " + (op->tag == MPI_ANY_TAG ? std::string("any") : std::to_string(op->tag));

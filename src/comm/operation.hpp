@@ -64,7 +64,8 @@ struct operation {
   // the operation is pending; set before it waits.
   std::atomic<hytask::detail::task*> waiter{nullptr};
   std::atomic<bool> cancel_requested{false};  // cancel it (MPI_Cancel) if MPI still can
-  bool cancel_issued = false;       // the poller called MPI_Cancel (the poller's only)
+  bool cancel_issued = false;       // the poller called MPI_Cancel, or a polled operation's
+                                    // cancel hook (the poller's only; its poster's before)
   bool cancelled = false;           // it completed cancelled: written before op_complete
   bool internal = false;            // the runtime's own (submit's internal): never cancelled
   // Tested when the engine polls, but not counted as pending (nobody stays awake for it):
@@ -97,6 +98,12 @@ struct operation {
   const char* call_name = nullptr;   // "MPI_Win_allocate", ... (call, adopted, custom, polled)
   int (*post)(void*, MPI_Request*) = nullptr;        // custom
   int (*test)(void*, int*, MPI_Status*) = nullptr;   // polled
+  // polled, optional: interrupts the wait when its task is cancelled. Called once (by
+  // interrupt_polled), where MPI may be called, while the operation is pending; it must make
+  // `test` set its flag soon (a wait cancels its receives and drains the rest of the
+  // program's requests, a probe stops probing), and the operation then completes as usual,
+  // not as cancelled: what it waits for is the program's and must complete.
+  void (*cancel)(void*) = nullptr;
 
   operation* next = nullptr;        // queues of the executors
 };
@@ -112,10 +119,17 @@ namespace hytask::mpi::detail {
 // Calls the operation's non-blocking MPI function; returns MPI's error code.
 int post_now(operation* op);
 
-// Whether MPI can cancel an operation of this kind (a receive; a probe is ours to drop).
-// Sends are drained (MPI may not cancel them), collectives and one-sided operations cannot
-// be cancelled at all.
-inline bool cancellable(kind k) { return k == kind::recv || k == kind::probe; }
+// Whether a cancellation of its task interrupts op: a receive (MPI_Cancel), a probe (ours to
+// drop), a polled operation that has a cancel hook. Sends are drained (MPI may not cancel
+// them), collectives and one-sided operations cannot be cancelled at all.
+inline bool cancellable(const operation* op) {
+  return op->what == kind::recv || op->what == kind::probe ||
+         (op->what == kind::polled && op->cancel != nullptr);
+}
+
+// Calls a polled operation's cancel hook, once (cancel_issued); the operation stays pending.
+// On the thread that may call MPI, where the operation is tested (the poller, or its poster).
+void interrupt_polled(operation* op);
 
 // Whether this MPI has a large-count call (MPI 4's MPI_Isend_c, ...) for this kind: counts
 // above INT_MAX are refused otherwise.

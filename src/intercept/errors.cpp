@@ -2,6 +2,7 @@
 
 #include "comm/error_handler.hpp"
 #include "hytask/core/this_task.hpp"
+#include "hytask/errors.hpp"
 
 namespace hytask::intercept::detail {
 
@@ -12,6 +13,11 @@ std::string task_words() {
 
 void raise(const char* call, int code, int peer, int tag, const std::string& what) {
   throw mpi::error(call, code, peer, tag, std::string("hytask: ") + call + " inside a task failed: " + what);
+}
+
+void interrupted(const char* call, const std::string& what, const std::string& then) {
+  throw hytask::task_cancelled(std::string("hytask: ") + call + (what.empty() ? "" : " ") + what + " " +
+                               task_words() + ": cancelled with its task (hytask::task_group)" + then);
 }
 
 int failed(const char* call, MPI_Comm comm, const mpi::error& e) {

@@ -25,6 +25,11 @@ int failed(const char* call, MPI_Comm comm, const mpi::error& e);
 // failed: <what>"; `what` describes the operation, the task and MPI's error.
 [[noreturn]] void raise(const char* call, int code, int peer, int tag, const std::string& what);
 
+// Throws the hytask::task_cancelled of the program's `call`, interrupted because its task was
+// cancelled: "hytask: <call> <what> in task 'name': cancelled with its task
+// (hytask::task_group)<then>"; `what` names the operation, `then` says what became of it.
+[[noreturn]] void interrupted(const char* call, const std::string& what, const std::string& then);
+
 // "in task 'name'" or "in an unnamed task".
 std::string task_words();
 

@@ -13,3 +13,10 @@ bool taken_in_task() noexcept {
 }
 
 }  // namespace hytask::intercept::detail
+
+namespace {
+// As the library loads (before main): the program calls MPI, so the runtime initialises it
+// even without a launcher (HYTASK_MPI=auto). In gate.cpp because every intercepted call
+// uses the gate: a static link keeps this object, and so this initialiser.
+[[maybe_unused]] const bool g_noted = (hytask::mpi::detail::note_program_calls_mpi(), true);
+}  // namespace

@@ -1,22 +1,73 @@
-// The blocking point-to-point calls. Inside a task: MPI_Send, MPI_Ssend, MPI_Recv and
-// MPI_Probe are hytask::mpi's send, ssend, recv and probe (every access mode, the order
-// check, the communication class); MPI_Sendrecv is hytask's irecv and isend, waited for
-// together; MPI_Bsend and MPI_Rsend are MPI_Ibsend and MPI_Irsend through the engine.
-// Elsewhere they are PMPI's.
+// The point-to-point calls. Inside a task: MPI_Send, MPI_Ssend, MPI_Recv and MPI_Probe are
+// hytask::mpi's send, ssend, recv and probe (every access mode, the order check, the
+// communication class); MPI_Sendrecv is hytask's irecv and isend, waited for together, and
+// MPI_Sendrecv_replace the same with the send data packed into a copy first; MPI_Bsend and
+// MPI_Rsend are MPI_Ibsend and MPI_Irsend through the engine; MPI_Mprobe is tested with
+// MPI_Improbe by the engine's poller, and MPI_Mrecv is MPI_Imrecv through the engine.
+// MPI_Irecv, MPI_Isend, MPI_Issend, MPI_Ibsend and MPI_Irsend do not block: they pass
+// through, and inside a task keep the registry of receives a cancelled wait may cancel
+// (receives.hpp). Elsewhere every call is PMPI's.
 #include <mpi.h>
 
-#include <optional>
+#include <exception>
+#include <initializer_list>
+#include <string>
+#include <vector>
 
+#include "comm/error_handler.hpp"
+#include "comm/operation.hpp"
 #include "hytask/comm/point_to_point.hpp"
+#include "hytask/core/this_task.hpp"
 #include "intercept/errors.hpp"
 #include "intercept/gate.hpp"
 #include "intercept/posted.hpp"
+#include "intercept/receives.hpp"
 #include "intercept/status.hpp"
 
 namespace {
 
 namespace hi = hytask::intercept::detail;
 namespace hm = hytask::mpi;
+namespace receives = hytask::intercept::detail::receives;
+
+// The receive and send of MPI_Sendrecv(_replace), posted (or refused: `first` is what the
+// posting threw). Waits for both — the send's buffer may be reused or freed only once it has
+// completed, and a cancellation of the task cancels the receive but drains the send — and
+// then gives the first failure: a hytask::mpi::error as the program's call (errors.hpp); a
+// task_cancelled, or anything else, is rethrown.
+int wait_both(const char* call, MPI_Comm comm, hm::request& r, hm::request& s, std::exception_ptr first) {
+  for (hm::request* q : {&r, &s}) {
+    try {
+      q->wait();
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  if (!first) return MPI_SUCCESS;
+  try {
+    std::rethrow_exception(first);
+  } catch (const hm::error& e) {
+    return hi::failed(call, comm, e);
+  }
+}
+
+// "from rank 1 (tag 5)", "from any rank (tag any)"
+std::string probe_words(int source, int tag) {
+  return std::string("from ") +
+         (source == MPI_ANY_SOURCE ? std::string("any rank") : "rank " + std::to_string(source)) +
+         " (tag " + (tag == MPI_ANY_TAG ? std::string("any") : std::to_string(tag)) + ")";
+}
+
+// An MPI_Mprobe in a task, tested with PMPI_Improbe by the poller; `dropped` by a cancellation
+// of the task, after which it stops probing (no message is taken).
+struct mprobe_state {
+  int source;
+  int tag;
+  MPI_Comm comm;
+  MPI_Message* message;
+  MPI_Status status;
+  bool dropped = false;
+};
 
 }  // namespace
 
@@ -83,27 +134,135 @@ int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int 
   if (!hi::intercepting())
     return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
                          source, recvtag, comm, status);
-  std::optional<hm::error> first;
+  std::exception_ptr first;
   hm::request r, s;
   try {
     r = hm::irecv(recvbuf, recvcount, recvtype, source, recvtag, comm);
     s = hm::isend(sendbuf, sendcount, sendtype, dest, sendtag, comm);
-  } catch (const hm::error& e) {  // refused before posting (a count); what was posted completes
-    first = e;
+  } catch (...) {  // refused before posting (a count, a cancelled task); what was posted completes
+    first = std::current_exception();
   }
+  const int rc = wait_both("MPI_Sendrecv", comm, r, s, first);
+  if (rc == MPI_SUCCESS) hi::give_status(status, r.status());
+  return rc;
+}
+
+// As MPI_Sendrecv, but the receive overwrites the send data while the send may still be in
+// flight (one worker: the matching send may be another task's on this rank), so the send data
+// is packed into a copy first (PMPI_Pack) and sent as MPI_PACKED, which a receive of any type
+// with the same signature may match (MPI's rule for packed data).
+int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int sendtag,
+                         int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
+  if (!hi::intercepting())
+    return PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, status);
+  std::vector<char> packed;
+  int packed_bytes = 0;
+  {
+    const hytask::mpi::detail::calling_mpi guard;  // an error comes back as a code
+    int size = 0;
+    int rc = PMPI_Pack_size(count, type, comm, &size);
+    if (rc == MPI_SUCCESS) {
+      packed.resize(static_cast<std::size_t>(size));
+      rc = PMPI_Pack(buf, count, type, packed.data(), size, &packed_bytes, comm);
+    }
+    if (rc != MPI_SUCCESS) {
+      if (!hytask::mpi::detail::errors_abort(comm)) return rc;
+      hi::raise("MPI_Sendrecv_replace", rc, dest, sendtag,
+                "packing the send data (MPI_Pack, count " + std::to_string(count) + ") for rank " +
+                    std::to_string(dest) + " (tag " + std::to_string(sendtag) + ") " + hi::task_words() +
+                    ": " + hytask::mpi::detail::error_text(rc));
+    }
+  }
+  std::exception_ptr first;
+  hm::request r, s;
   try {
-    r.wait();
-  } catch (const hm::error& e) {
-    if (!first) first = e;
+    r = hm::irecv(buf, count, type, source, recvtag, comm);
+    s = hm::isend(packed.data(), packed_bytes, MPI_PACKED, dest, sendtag, comm);
+  } catch (...) {
+    first = std::current_exception();
   }
-  try {
-    s.wait();
-  } catch (const hm::error& e) {
-    if (!first) first = e;
+  const int rc = wait_both("MPI_Sendrecv_replace", comm, r, s, first);
+  if (rc == MPI_SUCCESS) hi::give_status(status, r.status());
+  return rc;
+}
+
+// Probe and receive the probed message in one match: another task's receive cannot take the
+// message this task probed, as it can between MPI_Probe and MPI_Recv. A cancellation of the
+// task stops the probe (nothing was taken) and the call throws hytask::task_cancelled.
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
+  if (!hi::intercepting()) return PMPI_Mprobe(source, tag, comm, message, status);
+  mprobe_state p{source, tag, comm, message, MPI_Status{}};
+  auto test = [](void* arg, int* flag, MPI_Status*) -> int {
+    auto* st = static_cast<mprobe_state*>(arg);
+    if (st->dropped) {
+      *flag = 1;
+      return MPI_SUCCESS;
+    }
+    return PMPI_Improbe(st->source, st->tag, st->comm, flag, st->message, &st->status);
+  };
+  auto drop = [](void* arg) { static_cast<mprobe_state*>(arg)->dropped = true; };
+  const hi::polled_result r = hi::run_polled(
+      {.call = "MPI_Mprobe", .peer = source, .tag = tag, .comm = comm, .cancel = +drop}, +test, &p);
+  if (r.error == MPI_SUCCESS) {
+    if (r.interrupted) hi::interrupted("MPI_Mprobe", probe_words(source, tag), "; no message was taken");
+    hi::give_status(status, p.status);
+    return MPI_SUCCESS;
   }
-  if (first) return hi::failed("MPI_Sendrecv", comm, *first);
-  hi::give_status(status, r.status());
-  return MPI_SUCCESS;
+  if (!hytask::mpi::detail::errors_abort(comm)) return r.error;
+  hi::raise("MPI_Mprobe", r.error, source, tag,
+            "MPI_Improbe " + probe_words(source, tag) + " " + hi::task_words() + ": " +
+                hytask::mpi::detail::error_text(r.error));
+}
+
+// The message was matched by the probe: the receive completes (a cancellation of the task
+// drains it). Its communicator is not known here: MPI_COMM_WORLD's handler decides whether
+// an error is thrown or returned.
+int MPI_Mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Status* status) {
+  if (!hi::intercepting()) return PMPI_Mrecv(buf, count, type, message, status);
+  return hi::run_posted({"MPI_Mrecv", "MPI_Imrecv", -1, -1, MPI_COMM_NULL, hi::bytes_of(count, type)},
+                        [&](MPI_Request* r) { return PMPI_Imrecv(buf, count, type, message, r); }, status);
+}
+
+int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+              MPI_Request* request) {
+  if (!hi::intercepting()) return PMPI_Irecv(buf, count, type, source, tag, comm, request);
+  const int rc = PMPI_Irecv(buf, count, type, source, tag, comm, request);
+  if (rc == MPI_SUCCESS) receives::note(*request, hytask::this_task::id());
+  return rc;
+}
+
+// A send's handle may be one a receive of the registry had, freed where the library did not
+// see it: it must not be taken for a receive.
+int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+              MPI_Request* request) {
+  if (!hi::intercepting()) return PMPI_Isend(buf, count, type, dest, tag, comm, request);
+  const int rc = PMPI_Isend(buf, count, type, dest, tag, comm, request);
+  if (rc == MPI_SUCCESS) receives::forget(*request);
+  return rc;
+}
+
+int MPI_Issend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+               MPI_Request* request) {
+  if (!hi::intercepting()) return PMPI_Issend(buf, count, type, dest, tag, comm, request);
+  const int rc = PMPI_Issend(buf, count, type, dest, tag, comm, request);
+  if (rc == MPI_SUCCESS) receives::forget(*request);
+  return rc;
+}
+
+int MPI_Ibsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+               MPI_Request* request) {
+  if (!hi::intercepting()) return PMPI_Ibsend(buf, count, type, dest, tag, comm, request);
+  const int rc = PMPI_Ibsend(buf, count, type, dest, tag, comm, request);
+  if (rc == MPI_SUCCESS) receives::forget(*request);
+  return rc;
+}
+
+int MPI_Irsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+               MPI_Request* request) {
+  if (!hi::intercepting()) return PMPI_Irsend(buf, count, type, dest, tag, comm, request);
+  const int rc = PMPI_Irsend(buf, count, type, dest, tag, comm, request);
+  if (rc == MPI_SUCCESS) receives::forget(*request);
+  return rc;
 }
 
 }  // extern "C"

@@ -3,7 +3,10 @@
 #include "comm/comm.hpp"
 #include "comm/error_handler.hpp"
 #include "comm/operation.hpp"
+#include "core/scheduler.hpp"
+#include "hytask/errors.hpp"
 #include "intercept/errors.hpp"
+#include "intercept/status.hpp"
 
 namespace hytask::intercept::detail {
 
@@ -25,7 +28,7 @@ struct owner {
 
 }  // namespace
 
-int run_posted(const posted_call& c, int (*post)(void*, MPI_Request*), void* arg) {
+int run_posted(const posted_call& c, int (*post)(void*, MPI_Request*), void* arg, MPI_Status* status) {
   auto* op = new operation;
   const owner hold{op};
   op->what = mpi::detail::kind::custom;
@@ -37,7 +40,10 @@ int run_posted(const posted_call& c, int (*post)(void*, MPI_Request*), void* arg
   op->post = post;
   op->call_arg = arg;
   submit_and_wait(op);
-  if (op->error == MPI_SUCCESS) return MPI_SUCCESS;
+  if (op->error == MPI_SUCCESS) {
+    if (status != nullptr) give_status(status, op->status);
+    return MPI_SUCCESS;
+  }
   if (!mpi::detail::errors_abort(c.comm)) return op->error;
   raise(c.call, op->error, c.peer, c.tag, mpi::detail::describe_failure(op, op->error));
 }
@@ -50,16 +56,37 @@ std::size_t bytes_of(int count, MPI_Datatype type) {
   return static_cast<std::size_t>(size) * static_cast<std::size_t>(count);
 }
 
-int run_polled(const char* call, int requests, int (*test)(void*, int*, MPI_Status*), void* arg) {
+polled_result run_polled(const polled_call& c, int (*test)(void*, int*, MPI_Status*), void* arg) {
   auto* op = new operation;
   const owner hold{op};
   op->what = mpi::detail::kind::polled;
-  op->call_name = call;
-  op->scount = requests;
+  op->call_name = c.call;
+  op->scount = c.requests;
+  op->peer = c.peer;
+  op->tag = c.tag;
+  op->comm = c.comm;
   op->test = test;
+  op->cancel = c.cancel;
   op->call_arg = arg;
-  submit_and_wait(op);
-  return op->error;
+  mpi::detail::comm_system& sys = *mpi::detail::comm_system::instance();
+  try {
+    sys.submit(op);
+  } catch (const hytask::task_cancelled&) {
+    // A cancelled task posts nothing (it throws before posting), but a wait must not leave
+    // the program's requests pending, nor its receive buffers written after the task is
+    // gone. So it is submitted as the runtime's own, interrupted at once: its hook runs as
+    // it is posted, and it ends when the requests have completed.
+    if (c.cancel == nullptr) throw;
+    core::worker* w = core::current_worker();
+    if (w != nullptr && w->current_task != nullptr) {  // for the watchdog's report
+      op->task_name = w->current_task->name;
+      op->task_id = core::task_id(w, w->current_task);
+    }
+    op->cancel_requested.store(true, std::memory_order_release);
+    sys.submit(op, true);
+  }
+  sys.wait(op);
+  return {op->error, op->cancel_issued};
 }
 
 }  // namespace hytask::intercept::detail

@@ -9,6 +9,9 @@
 // - run_polled: a wait on the program's own requests. `test` tests them in place
 //   (PMPI_Testall, ...) where MPI may be called, once at once and then every round of the
 //   engine's poller, until it sets its flag or fails; the request array stays the program's.
+//   MPI_Mprobe is one too (PMPI_Improbe). A cancellation of the task interrupts it through
+//   its `cancel` hook, and the wait still ends only when `test` says so: the program's
+//   requests complete (cancelled receives included) before the task may go on.
 #pragma once
 
 #include <mpi.h>
@@ -31,17 +34,36 @@ struct posted_call {
 // the watchdog reports for a posted call.
 std::size_t bytes_of(int count, MPI_Datatype type);
 
-// Returns MPI_SUCCESS or the error code (errors.hpp), or throws hytask::mpi::error.
-int run_posted(const posted_call& c, int (*post)(void*, MPI_Request*), void* arg);
+// Returns MPI_SUCCESS or the error code (errors.hpp), or throws hytask::mpi::error. On
+// success the request's status is given to `status` (status.hpp), unless it is null.
+int run_posted(const posted_call& c, int (*post)(void*, MPI_Request*), void* arg,
+               MPI_Status* status = nullptr);
 
 template <class F>
-int run_posted(const posted_call& c, F&& post) {
+int run_posted(const posted_call& c, F&& post, MPI_Status* status = nullptr) {
   using L = std::remove_reference_t<F>;
   auto trampoline = [](void* arg, MPI_Request* req) -> int { return (*static_cast<L*>(arg))(req); };
-  return run_posted(c, +trampoline, const_cast<void*>(static_cast<const void*>(&post)));
+  return run_posted(c, +trampoline, const_cast<void*>(static_cast<const void*>(&post)), status);
 }
 
-// Returns MPI's code for the wait: MPI_SUCCESS, or the error test returned.
-int run_polled(const char* call, int requests, int (*test)(void*, int*, MPI_Status*), void* arg);
+struct polled_call {
+  const char* call;  // the program's call: "MPI_Waitall"
+  int requests = 0;  // how many of the program's requests it tests (the watchdog's report)
+  // A probe's source, tag and communicator (MPI_COMM_NULL for a wait on requests).
+  int peer = -1;
+  int tag = -1;
+  MPI_Comm comm = MPI_COMM_NULL;
+  // Called with the test's argument, once, when the task is cancelled while it waits (or
+  // was before it called): where MPI may be called, between two tests. Null: the wait is
+  // not interrupted. A cancelled task's wait is never refused: its requests must complete.
+  void (*cancel)(void*) = nullptr;
+};
+
+struct polled_result {
+  int error;         // MPI_SUCCESS, or the error test returned
+  bool interrupted;  // the cancel hook was called
+};
+
+polled_result run_polled(const polled_call& c, int (*test)(void*, int*, MPI_Status*), void* arg);
 
 }  // namespace hytask::intercept::detail

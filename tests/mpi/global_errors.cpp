@@ -5,6 +5,7 @@
 //   in_task        a task declares a global dependency (only main's tasks may)
 //   tile_grid      a tiled_matrix on a P x Q grid that is not the number of ranks
 //   index          an element past the end
+//   sub_comm       a global_array on a communicator of half the ranks: refused at once
 //   extra_fence    rank 0 calls fence() twice, the others once, then wait_all(): the job
 //                  ends with a message giving each rank's fences and wait_alls
 //   lone_wait_all  rank 0 calls wait_all() where the others call fence(): the same
@@ -12,6 +13,8 @@
 //                  wait_all stays local (rank 0 calls it twice), then an array works
 // The last three throw a hytask::usage_error on every rank: rank 0 prints "caught: <message>"
 // once every rank caught one.
+#include <mpi.h>
+
 #include <cstdio>
 #include <cstring>
 #include <span>
@@ -79,6 +82,15 @@ int main(int argc, char** argv) {
     } catch (const hytask::usage_error& e) {
       caught = e.what();
     }
+  } else if (what == "sub_comm") {
+    MPI_Comm half = MPI_COMM_NULL;
+    MPI_Comm_split(hytask::mpi::comm_world(), rank % 2, rank, &half);
+    try {
+      hytask::global_array<int> b(6, half);
+    } catch (const hytask::usage_error& e) {
+      caught = e.what();
+    }
+    MPI_Comm_free(&half);
   } else if (what == "index") {
     try {
       a[8].get();
@@ -95,6 +107,7 @@ int main(int argc, char** argv) {
   // the test looks for) only when every rank caught one; a rank that did not says so.
   const char* expected = what == "in_task"     ? "hytask::in/out/inout on a global reference in a task"
                          : what == "tile_grid" ? "hytask::tiled_matrix: a grid of 3x7 ranks for a communicator of"
+                         : what == "sub_comm"  ? "ranks: global dependencies are the whole job's"
                                                : "hytask: index 8 out of range for a global_array of 8";
   if (caught.empty())
     std::fprintf(stderr, "global_errors %s: rank %d: FAILED: no usage_error\n", what.c_str(), rank);

@@ -25,6 +25,17 @@
 //                message to rank 1 is what the blocked call needs
 //   deadlock     seed 004's pattern (the scenario deadlock_p2p) with plain MPI_Recv and
 //                MPI_Ssend: rank 0 receives in the reverse order of rank 1's sends
+//   cancel_waits tasks of a task_group suspended in MPI_Wait, MPI_Waitall, MPI_Waitany and
+//                MPI_Waitsome on receives nobody matches (and sends the neighbour receives
+//                later), one that waits after it was cancelled, one in MPI_Mprobe, one in
+//                MPI_Sendrecv_replace: cancelling the group cancels the receives, drains
+//                the sends, and each call throws task_cancelled
+//   mprobe       more tasks than workers in MPI_Mprobe + MPI_Mrecv on one (source, tag),
+//                suspended before the messages (of different sizes) are sent: each receives
+//                the message it probed
+//   sendrecv_replace  MPI_Sendrecv_replace around the ring in two tasks per rank whose
+//                exchanges need each other (one worker: a blocking call would hold it),
+//                contiguous against strided data
 // A hang becomes a failure after INTERCEPT_GUARD_S seconds (default 60) with a message that
 // says which case hung and whether interception was on (HYTASK_INTERCEPT). Prints
 // "intercept_calls <case>: ok" on rank 0 for each case that passed.
@@ -32,13 +43,16 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <numeric>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "hang_guard.hpp"
@@ -55,6 +69,8 @@ std::atomic<const char*> g_where{""};  // also read by the hang guard's thread
 bool g_in_task = false;  // both() is running the body inside a task
 bool g_funneled = false;
 bool g_intercept = true;
+// What a hang of the running case means, for the guard's message.
+std::atomic<const char*> g_hang_means{"a blocking MPI call held the worker"};
 
 [[noreturn]] void fail(const std::string& what) {
   std::fprintf(stderr, "FAILED: rank %d, intercept_calls %s (%s): %s\n", g_rank, g_case, g_where.load(),
@@ -539,6 +555,12 @@ void errors() {
   expect_error(task_error("MPI_Bcast from a root that does not exist",
                           [&] { MPI_Bcast(&v, 1, MPI_INT, nowhere, MPI_COMM_WORLD); }),
                "MPI_Bcast", nowhere, "MPI_Bcast from a root that does not exist");
+  expect_error(task_error("MPI_Mprobe from a rank that does not exist",
+                          [&] {
+                            MPI_Message m;
+                            MPI_Mprobe(nowhere, 1, MPI_COMM_WORLD, &m, MPI_STATUS_IGNORE);
+                          }),
+               "MPI_Mprobe", nowhere, "MPI_Mprobe from a rank that does not exist");
   // A truncated receive (two ints into one), found when it completes.
   hytask::spawn([&] { MPI_Send(two.data(), 2, MPI_INT, g_right, 60, MPI_COMM_WORLD); });
   expect_error(task_error("MPI_Recv truncated",
@@ -588,6 +610,9 @@ void errors() {
     }
     rc = MPI_Bcast(&v, 1, MPI_INT, nowhere, returns);
     check(rc != MPI_SUCCESS, "MPI_Bcast from a root that does not exist returned success");
+    MPI_Message m;
+    rc = MPI_Mprobe(nowhere, 1, returns, &m, MPI_STATUS_IGNORE);
+    check(error_class(rc) == MPI_ERR_RANK, "MPI_Mprobe from a rank that does not exist returned " + std::to_string(rc));
     rc = MPI_Scan(&v, &one, 1, MPI_INT, MPI_OP_NULL, returns);
     check(rc != MPI_SUCCESS, "MPI_Scan with MPI_OP_NULL returned success");
     check_rc(MPI_Send(two.data(), 2, MPI_INT, g_right, 64, returns), "MPI_Send");
@@ -628,6 +653,9 @@ void errors() {
 // task blocks in it until rank 1 acts, and rank 1 acts only once rank 0's second task has
 // sent it "go": with the worker held by the first task, the second could not run.
 MPI_Comm g_pair = MPI_COMM_NULL;
+// sendrecv_replace's strided type: g_replace_n doubles, every other one (made by main).
+constexpr int g_replace_n = 2000;
+MPI_Datatype g_every_other = MPI_DATATYPE_NULL;
 
 struct blocking_kind {
   const char* name;
@@ -754,6 +782,258 @@ void deadlock() {
       check(got[static_cast<std::size_t>(k)] == 1000 + k, "tag " + std::to_string(100 + k));
 }
 
+
+// ---- cancellation of waits ------------------------------------------------------------
+
+// Tasks of a task_group suspended in the four waits on receives nobody matches; in
+// MPI_Waitall also two sends (an eager one, a rendezvous one) that the right neighbour
+// receives only after the cancellation; a task that calls MPI_Wait once it is already
+// cancelled; and tasks suspended in MPI_Mprobe and in MPI_Sendrecv_replace (whose send the
+// neighbour receives later too). Cancelling the group must cancel the receives (MPI_Cancel)
+// and drain the sends — not cancel them: MPICH may really cancel an eager send, and the
+// neighbour would never get it — and every call must throw task_cancelled with its requests
+// completed (null), so that wait_all returns and nothing is pending at MPI_Finalize. In
+// funneled mode (the program may not post its own requests) only the last two.
+void cancel_waits() {
+  g_where = "tasks of a cancelled task_group in MPI_Wait*, MPI_Mprobe, MPI_Sendrecv_replace";
+  g_hang_means = "a call of a cancelled task was not interrupted (its receives were not cancelled, "
+                 "or a send it drained was lost)";
+  const bool own_requests = !g_funneled;
+  const int nobody = 300, small_tag = 301, big_tag = 302, replace_tag = 303;  // nobody sends 300
+  constexpr int big_n = 1 << 18;      // 1 MiB: a rendezvous send, pending until received
+  constexpr int replace_n = 1 << 14;  // 64 KiB: rendezvous too
+  auto value = [](int rank, int i) { return rank * 1000003 + i; };
+  std::vector<int> small_out(4), big_out(big_n), small_in(4, -1), big_in(big_n, -1);
+  std::vector<int> replaced(replace_n), replace_in(replace_n, -1);
+  for (int i = 0; i < 4; ++i) small_out[static_cast<std::size_t>(i)] = value(g_rank, 7 * i);
+  for (int i = 0; i < big_n; ++i) big_out[static_cast<std::size_t>(i)] = value(g_rank, i);
+  for (int i = 0; i < replace_n; ++i) replaced[static_cast<std::size_t>(i)] = value(g_rank, 3 * i);
+  int sink[8] = {};
+  std::atomic<int> started{0}, interrupted{0};
+  int tasks = 0;
+  std::mutex bad_mutex;
+  std::vector<std::string> bad;  // what went wrong inside the tasks, reported by main
+  auto wrong = [&](const std::string& what) {
+    std::lock_guard<std::mutex> lock(bad_mutex);
+    bad.push_back(what);
+  };
+  auto irecv_nobody = [&](int i, MPI_Request* r) {
+    check_rc(MPI_Irecv(&sink[i], 1, MPI_INT, g_left, nobody, MPI_COMM_WORLD, r), "MPI_Irecv");
+  };
+  // Runs the task's call, whose n requests are reqs: it must throw task_cancelled naming
+  // `named`, with every request completed; the exception then leaves the task (counted
+  // cancelled, not failed).
+  auto interrupted_call = [&](const std::string& named, MPI_Request* reqs, int n, const std::function<int()>& call) {
+    try {
+      const int rc = call();
+      wrong("the call of " + named + " returned " + std::to_string(rc) + " instead of throwing hytask::task_cancelled");
+    } catch (const hytask::task_cancelled& e) {
+      const std::string text = e.what();
+      if (text.find(named) == std::string::npos) wrong("a task_cancelled does not name " + named + ": " + text);
+      for (int i = 0; i < n; ++i)
+        if (reqs[i] != MPI_REQUEST_NULL)
+          wrong(named + " was interrupted with request " + std::to_string(i) + " still pending");
+      if (g_rank == 0 && (named == "MPI_Waitall" || named == "MPI_Mprobe")) std::printf("interrupted: %s\n", text.c_str());
+      ++interrupted;
+      throw;
+    }
+  };
+
+  hytask::task_group group;
+  hytask::event cancelled;  // set once the group is
+  auto in_group = [&](const char* name, std::function<void()> body) {
+    ++tasks;
+    hytask::spawn({.name = name, .group = &group}, std::move(body));
+  };
+  if (own_requests) {
+    in_group("wait", [&] {
+      MPI_Request r;
+      irecv_nobody(0, &r);
+      ++started;
+      interrupted_call("MPI_Wait", &r, 1, [&] { return MPI_Wait(&r, MPI_STATUS_IGNORE); });
+    });
+    in_group("waitall", [&] {
+      MPI_Request r[4] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+      irecv_nobody(1, &r[0]);
+      check_rc(MPI_Isend(small_out.data(), 4, MPI_INT, g_right, small_tag, MPI_COMM_WORLD, &r[1]), "MPI_Isend");
+      check_rc(MPI_Isend(big_out.data(), big_n, MPI_INT, g_right, big_tag, MPI_COMM_WORLD, &r[2]), "MPI_Isend");
+      MPI_Status st[4];
+      ++started;
+      interrupted_call("MPI_Waitall", r, 4, [&] { return MPI_Waitall(4, r, st); });
+    });
+    in_group("waitany", [&] {
+      MPI_Request r[2];
+      irecv_nobody(2, &r[0]);
+      irecv_nobody(3, &r[1]);
+      int index = -5;
+      ++started;
+      interrupted_call("MPI_Waitany", r, 2, [&] { return MPI_Waitany(2, r, &index, MPI_STATUS_IGNORE); });
+    });
+    in_group("waitsome", [&] {
+      MPI_Request r[2];
+      irecv_nobody(4, &r[0]);
+      irecv_nobody(5, &r[1]);
+      int outcount = -5, indices[2];
+      MPI_Status st[2];
+      ++started;
+      interrupted_call("MPI_Waitsome", r, 2, [&] { return MPI_Waitsome(2, r, &outcount, indices, st); });
+    });
+    in_group("wait after cancel", [&] {
+      ++started;
+      cancelled.wait();
+      if (!hytask::this_task::cancelled()) wrong("a task of the group is not cancelled after cancel()");
+      MPI_Request r;
+      irecv_nobody(6, &r);
+      interrupted_call("MPI_Wait", &r, 1, [&] { return MPI_Wait(&r, MPI_STATUS_IGNORE); });
+    });
+  }
+  in_group("mprobe", [&] {
+    MPI_Message m = MPI_MESSAGE_NULL;
+    ++started;
+    interrupted_call("MPI_Mprobe", nullptr, 0, [&] { return MPI_Mprobe(g_left, nobody, MPI_COMM_WORLD, &m, MPI_STATUS_IGNORE); });
+  });
+  // Its receive (hytask's) is cancelled and its packed send drained: hytask's message names
+  // the receive.
+  in_group("sendrecv_replace", [&] {
+    ++started;
+    interrupted_call("MPI_Irecv", nullptr, 0, [&] {
+      return MPI_Sendrecv_replace(replaced.data(), replace_n, MPI_INT, g_right, replace_tag, g_left, nobody,
+                                  MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    });
+  });
+  // Main runs tasks (one worker) or lets the other worker run them until all have started,
+  // and gives them time to suspend in their calls (or for the event).
+  while (started.load() < tasks) hytask::this_task::yield();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  group.cancel();
+  cancelled.set();
+  // The left neighbour's drained sends, received after the cancellation.
+  hytask::spawn({.name = "late receiver"}, [&] {
+    if (own_requests) {
+      check_rc(MPI_Recv(small_in.data(), 4, MPI_INT, g_left, small_tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv");
+      check_rc(MPI_Recv(big_in.data(), big_n, MPI_INT, g_left, big_tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv");
+    }
+    check_rc(MPI_Recv(replace_in.data(), replace_n, MPI_INT, g_left, replace_tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+             "MPI_Recv");
+  });
+  try {
+    hytask::wait_all();
+  } catch (const std::exception& e) {
+    fail(std::string("wait_all threw after the cancellation: ") + e.what());
+  }
+  for (const std::string& b : bad) fail(b);
+  check(interrupted.load() == tasks,
+        std::to_string(interrupted.load()) + " of the " + std::to_string(tasks) + " calls were interrupted");
+  if (own_requests) {
+    for (int i = 0; i < 4; ++i)
+      check(small_in[static_cast<std::size_t>(i)] == value(g_left, 7 * i), "the eager send drained from MPI_Waitall lost its data");
+    for (int i = 0; i < big_n; ++i)
+      if (big_in[static_cast<std::size_t>(i)] != value(g_left, i))
+        fail("the rendezvous send drained from MPI_Waitall: element " + std::to_string(i) + " is wrong");
+  }
+  for (int i = 0; i < replace_n; ++i) {
+    if (replace_in[static_cast<std::size_t>(i)] != value(g_left, 3 * i))
+      fail("the send drained from MPI_Sendrecv_replace: element " + std::to_string(i) + " is wrong");
+    if (replaced[static_cast<std::size_t>(i)] != value(g_rank, 3 * i))
+      fail("MPI_Sendrecv_replace's cancelled receive wrote element " + std::to_string(i));
+  }
+}
+
+// ---- matched probes -------------------------------------------------------------------
+
+// More tasks than workers probe for messages of one (source, tag) with MPI_Mprobe and
+// receive them with MPI_Mrecv; the messages are sent by a later task, once the probes are
+// suspended (a plain MPI_Mprobe would hold every worker, and nothing would be sent). Each
+// message has its own size and says which it is: every task must receive whole the one it
+// probed (with MPI_Probe + MPI_Recv, another task's receive could take it).
+void mprobe() {
+  g_where = "tasks in MPI_Mprobe + MPI_Mrecv";
+  constexpr int n = 6;
+  const int tag = 310;
+  auto size_of = [](int k) { return 1 + 3001 * k; };  // up to 60 KB: eager and rendezvous
+  auto value = [](int k, int i) { return k * 1000000 + i; };
+  std::vector<std::vector<int>> got(n);
+  std::vector<int> probed(n, -1);
+  for (int k = 0; k < n; ++k)
+    hytask::spawn({.name = "mprobe"}, [&, k] {
+      MPI_Message message = MPI_MESSAGE_NULL;
+      MPI_Status st;
+      check_rc(MPI_Mprobe(g_left, tag, MPI_COMM_WORLD, &message, &st), "MPI_Mprobe");
+      check(message != MPI_MESSAGE_NULL && st.MPI_SOURCE == g_left && st.MPI_TAG == tag, "MPI_Mprobe's message or status");
+      const int count = count_of(st);
+      probed[static_cast<std::size_t>(k)] = count;
+      std::vector<int>& in = got[static_cast<std::size_t>(k)];
+      in.assign(static_cast<std::size_t>(count), -1);
+      check_rc(MPI_Mrecv(in.data(), count, MPI_INT, &message, &st), "MPI_Mrecv");
+      check(message == MPI_MESSAGE_NULL, "MPI_Mrecv left the message handle");
+      check(st.MPI_SOURCE == g_left && st.MPI_TAG == tag && count_of(st) == count,
+            "MPI_Mrecv's status: count " + std::to_string(count_of(st)) + " after a probe of " + std::to_string(count));
+    });
+  hytask::spawn({.name = "send"}, [&] {
+    for (int k = 0; k < n; ++k) {
+      std::vector<int> out(static_cast<std::size_t>(size_of(k)));
+      for (int i = 0; i < size_of(k); ++i) out[static_cast<std::size_t>(i)] = value(k, i);
+      check_rc(MPI_Send(out.data(), size_of(k), MPI_INT, g_right, tag, MPI_COMM_WORLD), "MPI_Send");
+    }
+  });
+  hytask::wait_all();
+  std::vector<int> seen(n, 0);
+  for (int k = 0; k < n; ++k) {
+    const std::vector<int>& in = got[static_cast<std::size_t>(k)];
+    check(!in.empty(), "task " + std::to_string(k) + " received nothing");
+    const int which = in[0] / 1000000;
+    check(which >= 0 && which < n && !seen[static_cast<std::size_t>(which)],
+          "task " + std::to_string(k) + " received message " + std::to_string(which) + " (twice, or unknown)");
+    seen[static_cast<std::size_t>(which)] = 1;
+    check(static_cast<int>(in.size()) == size_of(which),
+          "task " + std::to_string(k) + " probed " + std::to_string(in.size()) + " ints but message " +
+              std::to_string(which) + " has " + std::to_string(size_of(which)));
+    for (int i = 0; i < size_of(which); ++i)
+      if (in[static_cast<std::size_t>(i)] != value(which, i))
+        fail("task " + std::to_string(k) + ": element " + std::to_string(i) + " of message " + std::to_string(which));
+  }
+}
+
+// ---- MPI_Sendrecv_replace -------------------------------------------------------------
+
+// Around the ring, two tasks per rank: A replaces contiguous doubles, sending them right (tag
+// 320) and receiving from the left what the left neighbour's B sends (tag 321); B replaces
+// every other double of its buffer (a strided type, the others must stay), sending tag 321
+// and receiving A's tag 320. Packed data and both layouts meet in each exchange. With one
+// worker a plain call in A holds it on every rank, and no B ever sends.
+void sendrecv_replace() {
+  g_where = "tasks in MPI_Sendrecv_replace";
+  const int n = g_replace_n;
+  auto a_value = [](int rank, int i) { return rank * 1e6 + i; };
+  auto b_value = [](int rank, int i) { return rank * 1e6 + i + 0.5; };
+  std::vector<double> a(static_cast<std::size_t>(n)), b(2 * static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    a[static_cast<std::size_t>(i)] = a_value(g_rank, i);
+    b[2 * static_cast<std::size_t>(i)] = b_value(g_rank, i);
+    b[2 * static_cast<std::size_t>(i) + 1] = -7;
+  }
+  MPI_Status sa, sb;
+  hytask::spawn({.name = "A"}, [&] {
+    check_rc(MPI_Sendrecv_replace(a.data(), n, MPI_DOUBLE, g_right, 320, g_left, 321, MPI_COMM_WORLD, &sa),
+             "MPI_Sendrecv_replace");
+  });
+  hytask::spawn({.name = "B"}, [&] {
+    check_rc(MPI_Sendrecv_replace(b.data(), 1, g_every_other, g_right, 321, g_left, 320, MPI_COMM_WORLD, &sb),
+             "MPI_Sendrecv_replace");
+  });
+  hytask::wait_all();
+  check(sa.MPI_SOURCE == g_left && sa.MPI_TAG == 321 && count_of(sa, MPI_DOUBLE) == n,
+        "A's status: source " + std::to_string(sa.MPI_SOURCE) + ", tag " + std::to_string(sa.MPI_TAG) +
+            ", count " + std::to_string(count_of(sa, MPI_DOUBLE)));
+  check(sb.MPI_SOURCE == g_left && sb.MPI_TAG == 320 && count_of(sb, MPI_DOUBLE) == n,
+        "B's status: source " + std::to_string(sb.MPI_SOURCE) + ", tag " + std::to_string(sb.MPI_TAG) +
+            ", count " + std::to_string(count_of(sb, MPI_DOUBLE)));
+  for (int i = 0; i < n; ++i) {
+    check(a[static_cast<std::size_t>(i)] == b_value(g_left, i), "A's element " + std::to_string(i));
+    check(b[2 * static_cast<std::size_t>(i)] == a_value(g_left, i), "B's element " + std::to_string(i));
+    check(b[2 * static_cast<std::size_t>(i) + 1] == -7, "B's gap " + std::to_string(i) + " was written");
+  }
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -762,7 +1042,8 @@ int main(int argc, char** argv) {
       {"probe", probe},       {"bsend_rsend", bsend_rsend}, {"sendrecv", sendrecv},
       {"waits", waits},       {"persistent", persistent}, {"adopt", adopt},
       {"collectives", collectives}, {"errors", errors},  {"suspends", suspends},
-      {"deadlock", deadlock},
+      {"deadlock", deadlock}, {"cancel_waits", cancel_waits}, {"mprobe", mprobe},
+      {"sendrecv_replace", sendrecv_replace},
   };
   if (argc == 2 && std::string(argv[1]) == "--list") {
     for (const auto& [name, f] : all) std::printf("%s\n", name.c_str());
@@ -781,6 +1062,8 @@ int main(int argc, char** argv) {
   MPI_Cart_create(MPI_COMM_WORLD, 1, &dims, &periodic, 0, &g_ring);
   MPI_Cart_shift(g_ring, 0, 1, &g_nb_left, &g_nb_right);
   MPI_Comm_split(MPI_COMM_WORLD, g_rank < 2 ? 0 : MPI_UNDEFINED, g_rank, &g_pair);
+  MPI_Type_vector(g_replace_n, 1, 2, MPI_DOUBLE, &g_every_other);
+  MPI_Type_commit(&g_every_other);
   const char* guard_env = std::getenv("INTERCEPT_GUARD_S");
   const int guard_s = guard_env ? std::atoi(guard_env) : 60;
   std::vector<std::string> chosen(argv + 1, argv + argc);
@@ -797,11 +1080,13 @@ int main(int argc, char** argv) {
       hang_guard guard(guard_s, [guard_s] {
         std::fprintf(stderr,
                      "FAILED: rank %d, intercept_calls %s (%s): hung for %d s with interception %s "
-                     "(HYTASK_INTERCEPT=%d): a blocking MPI call held the worker\n",
-                     g_rank, g_case, g_where.load(), guard_s, g_intercept ? "on" : "off", g_intercept ? 1 : 0);
+                     "(HYTASK_INTERCEPT=%d): %s\n",
+                     g_rank, g_case, g_where.load(), guard_s, g_intercept ? "on" : "off", g_intercept ? 1 : 0,
+                     g_hang_means.load());
         std::fflush(stderr);
         std::_Exit(3);
       });
+      g_hang_means = "a blocking MPI call held the worker";
       it->second();
       mpi::barrier();
     }
@@ -810,5 +1095,6 @@ int main(int argc, char** argv) {
   }
   MPI_Comm_free(&g_ring);
   if (g_pair != MPI_COMM_NULL) MPI_Comm_free(&g_pair);
+  MPI_Type_free(&g_every_other);
   return 0;
 }
