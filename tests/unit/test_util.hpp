@@ -63,6 +63,33 @@ inline double cpu_seconds() {
          1e-6 * static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 }
 
+// The share of `window` in which CPU `cpu` was busy (/proc/stat: user, nice, system, irq,
+// softirq, steal over all), measured now by sleeping through it; -1 if unknown. With this
+// process idle meanwhile, that is other processes' (and the hypervisor's) share of the core.
+inline double cpu_busy_share(int cpu, std::chrono::milliseconds window) {
+  auto sample = [cpu](unsigned long long& busy, unsigned long long& total) {
+    std::ifstream in("/proc/stat");
+    const std::string name = "cpu" + std::to_string(cpu);
+    std::string label;
+    while (in >> label) {
+      if (label == name) {
+        unsigned long long v[8] = {};
+        for (auto& x : v) in >> x;
+        busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+        total = busy + v[3] + v[4];
+        return true;
+      }
+      in.ignore(1 << 16, '\n');
+    }
+    return false;
+  };
+  unsigned long long b0 = 0, t0 = 0, b1 = 0, t1 = 0;
+  if (cpu < 0 || !sample(b0, t0)) return -1;
+  std::this_thread::sleep_for(window);
+  if (!sample(b1, t1) || t1 <= t0) return -1;
+  return static_cast<double>(b1 - b0) / static_cast<double>(t1 - t0);
+}
+
 // Minor page faults of the process so far (a page touched for the first time).
 inline long minor_faults() {
   rusage ru{};
