@@ -311,6 +311,9 @@ hytask::global_counters global_system::counters() const {
   c.buffers_sent = e.buffers_sent;
   c.buffers_received = e.buffers_received;
   c.transfers = transfers_.load(std::memory_order_relaxed);
+  c.bytes_sent = bytes_sent_.load(std::memory_order_relaxed);
+  c.rounds = rounds_;
+  c.round_bytes = rounds_ * 2 * sizeof(std::uint64_t) * static_cast<std::uint64_t>(engine_.size());
   c.copyins_shared = copyins_shared_.load(std::memory_order_relaxed);
   c.tasks_alive = e.records_alive;
   c.nodes_alive = e.nodes_alive;
@@ -328,7 +331,10 @@ void global_system::release(void* task) {
   hytask::detail::release_external(static_cast<hytask::detail::task*>(task));
 }
 
-void global_system::send(int dest, std::vector<std::byte> buf) { am_->send(dest, std::move(buf)); }
+void global_system::send(int dest, std::vector<std::byte> buf) {
+  bytes_sent_.fetch_add(buf.size(), std::memory_order_relaxed);
+  am_->send(dest, std::move(buf));
+}
 
 // A round's label: what main is in (a fence, a wait_all, its drain), the collective
 // wait_alls before it and the fences since the last one — equal on every rank when the
@@ -338,6 +344,7 @@ std::uint64_t global_system::label(round_kind k) const {
 }
 
 void global_system::close_phase(round_kind k) {
+  ++rounds_;
   const std::uint32_t round = engine_.phase();
   am_->complete_round(
       engine_.fence(), label(k),
@@ -367,6 +374,7 @@ void global_system::before_wait_all() {
 
 void global_system::after_wait_all() {
   wait_until([this] { return engine_.matched() == engine_.phase(); });
+  ++rounds_;
   am_->complete_round(
       engine_.drain_counts(), label(round_kind::drain),
       [this](std::uint64_t n) {

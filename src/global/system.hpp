@@ -123,6 +123,8 @@ class global_system final : public engine_host {
   std::uint32_t copyin_phase_ = 0;
   std::atomic<std::uint64_t> copyins_shared_{0};
   std::atomic<std::uint64_t> transfers_{0};
+  std::atomic<std::uint64_t> bytes_sent_{0};
+  std::uint64_t rounds_ = 0;  // main's
 };
 
 }  // namespace hytask::global::detail

@@ -22,6 +22,11 @@ struct global_counters {
   std::uint64_t releases_sent = 0;     // B records: remote accesses released by this owner
   std::uint64_t completions_sent = 0;  // C records: remote accesses completed here
   std::uint64_t buffers_sent = 0, buffers_received = 0;  // coalesced messages
+  std::uint64_t bytes_sent = 0;        // of those buffers
+  // Rounds: one non-blocking collective per fence, and two per collective wait_all, in which
+  // each rank sends every other rank its count of buffers and the round's label: 16 bytes
+  // per rank of the job, so round_bytes grows with the number of ranks.
+  std::uint64_t rounds = 0, round_bytes = 0;
   std::uint64_t transfers = 0;         // copyin transfers (MPI_Rget, or a memcpy on the owner)
   std::uint64_t copyins_shared = 0;    // copyins that used a transfer of the same phase
   std::size_t tasks_alive = 0;         // tasks with global accesses not completed

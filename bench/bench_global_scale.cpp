@@ -1,0 +1,138 @@
+// What global dependencies cost each rank as ranks are added (weak scaling: the same work
+// per rank at any P; counts, not times, so oversubscribed runs on one machine are valid).
+//
+//   mpiexec -n P build/bench/bench_global_scale [--block B] [--phases K]
+//
+// A global_array of B elements per rank. Even phases: each rank writes its own block, one
+// task per element (local accesses). Odd phases: each rank reads B elements of its two
+// neighbours' blocks (B/2 from each, ring order), one task per element: half with in (a
+// remote access: announce, release, completion) and half with copyin (the owner sends the
+// data). A fence between phases, a collective wait_all at the end.
+//
+// Prints one line, on rank 0, of per-rank figures averaged over the ranks (and the largest
+// rank's where it differs): protocol records and coalesced buffers per remote access, bytes
+// per remote access, rounds per phase and the bytes each rank sends in one round (the
+// counts' collective: 16 bytes per rank of the job), and the global layer's peak state
+// (tasks, ordered accesses, chains) sampled after each phase's discovery.
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "hytask/global.hpp"
+#include "hytask/hytask.hpp"
+#include "hytask/mpi.hpp"
+
+namespace {
+
+struct options {
+  long block = 64;
+  int phases = 20;
+};
+
+options parse(int argc, char** argv) {
+  options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> long {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "bench_global_scale: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      char* end = nullptr;
+      const long v = std::strtol(argv[++i], &end, 10);
+      if (*end != '\0' || v < 2 || v > 1000000) {
+        std::fprintf(stderr, "bench_global_scale: %s '%s': an integer from 2 to 1000000\n", a.c_str(), argv[i]);
+        std::exit(2);
+      }
+      return v;
+    };
+    if (a == "--block") o.block = value() / 2 * 2;
+    else if (a == "--phases") o.phases = static_cast<int>(value() / 2 * 2);
+    else {
+      std::fprintf(stderr, "usage: bench_global_scale [--block B] [--phases K] (unknown '%s')\n", a.c_str());
+      std::exit(2);
+    }
+  }
+  return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const options o = parse(argc, argv);
+  hytask::runtime rt(argc, argv);
+  const int rank = hytask::mpi::rank(), size = hytask::mpi::size();
+  const std::size_t b = static_cast<std::size_t>(o.block);
+  hytask::global_array<double> a(b * static_cast<std::size_t>(size));
+  for (double& x : a.local()) x = rank;
+  hytask::wait_all();
+  const hytask::global_counters start = hytask::global_stats();
+  std::vector<double> got(b), copies(b);
+  std::size_t peak_tasks = 0, peak_nodes = 0, peak_chains = 0;
+  std::uint64_t remote = 0;
+  const std::size_t left = static_cast<std::size_t>((rank + size - 1) % size);
+  const std::size_t right = static_cast<std::size_t>((rank + 1) % size);
+  for (int ph = 0; ph < o.phases; ++ph) {
+    if (ph % 2 == 0) {
+      for (std::size_t i = 0; i < b; ++i) {
+        const std::size_t e = static_cast<std::size_t>(rank) * b + i;
+        hytask::spawn([&a, e, ph] { *a[e].local_data() = ph + static_cast<double>(e); }, hytask::out(a[e]));
+      }
+    } else {
+      for (std::size_t i = 0; i < b; ++i) {
+        const std::size_t owner = i < b / 2 ? left : right;
+        const std::size_t e = owner * b + i;
+        if (size > 1) ++remote;
+        if (i % 2 == 0)
+          hytask::spawn([&a, &got, e, i] { got[i] = a[e].get(); }, hytask::in(a[e]));
+        else
+          hytask::spawn([&copies, &got, i] { got[i] = copies[i]; }, hytask::copyin(a[e], &copies[i]));
+      }
+    }
+    const hytask::global_counters c = hytask::global_stats();
+    peak_tasks = std::max(peak_tasks, c.tasks_alive);
+    peak_nodes = std::max(peak_nodes, c.nodes_alive);
+    peak_chains = std::max(peak_chains, c.chains_alive);
+    hytask::fence();
+  }
+  hytask::wait_all();
+  const hytask::global_counters end = hytask::global_stats();
+  // Per rank: this rank's figures, then their sum and maximum over the ranks.
+  const double mine[] = {
+      static_cast<double>(remote),
+      static_cast<double>(end.announces_sent - start.announces_sent),
+      static_cast<double>(end.releases_sent - start.releases_sent),
+      static_cast<double>(end.completions_sent - start.completions_sent),
+      static_cast<double>(end.buffers_sent - start.buffers_sent),
+      static_cast<double>(end.bytes_sent - start.bytes_sent),
+      static_cast<double>(end.rounds - start.rounds),
+      static_cast<double>(end.round_bytes - start.round_bytes),
+      static_cast<double>(end.transfers - start.transfers),
+      static_cast<double>(peak_tasks),
+      static_cast<double>(peak_nodes),
+      static_cast<double>(peak_chains),
+  };
+  constexpr int n = sizeof mine / sizeof mine[0];
+  double sum[n], max[n];
+  MPI_Allreduce(mine, sum, n, MPI_DOUBLE, MPI_SUM, hytask::mpi::comm_world());
+  MPI_Allreduce(mine, max, n, MPI_DOUBLE, MPI_MAX, hytask::mpi::comm_world());
+  if (rank == 0) {
+    const double p = size, accesses = std::max(1.0, sum[0]);
+    std::printf(
+        "bench_global_scale ranks=%d block=%ld phases=%d remote_per_rank=%.0f "
+        "announces_per_remote=%.3f releases_per_remote=%.3f completions_per_remote=%.3f "
+        "buffers_per_remote=%.3f bytes_per_remote=%.1f rounds_per_phase=%.3f "
+        "round_bytes_per_round=%.0f transfers_per_rank=%.1f peak_tasks=%.1f/%.0f "
+        "peak_nodes=%.1f/%.0f peak_chains=%.1f/%.0f\n",
+        size, o.block, o.phases, sum[0] / p, sum[1] / accesses, sum[2] / accesses,
+        sum[3] / accesses, sum[4] / accesses, sum[5] / accesses, sum[6] / p / o.phases,
+        sum[6] > 0 ? sum[7] / sum[6] : 0.0, sum[8] / p, sum[9] / p, max[9], sum[10] / p, max[10],
+        sum[11] / p, max[11]);
+  }
+  return 0;
+}
