@@ -16,7 +16,8 @@ engine::engine(int rank, int nranks, engine_host& host, std::size_t max_records)
       round_sent_(nranks, 0),
       b_(nranks),
       c_(nranks),
-      c_sent_(nranks, 0) {}
+      c_sent_(nranks, 0),
+      staged_(static_cast<std::size_t>(nranks), 0) {}
 
 engine::~engine() {
   for (auto& [phase, list] : gated_)
@@ -100,7 +101,7 @@ void engine::task_completed(task_record* t) {
     effects fx;
     for (node* n : t->owned) home_.complete_local(n, fx);
     for (const auto& r : t->remote) {
-      c_[r.owner].push(record{msg_type::complete, dep_kind::in, 0, 0, 0, r.id, 0});
+      stage(c_, r.owner, record{msg_type::complete, dep_kind::in, 0, 0, 0, r.id, 0});
       ++stats_.completions_sent;
     }
     auto live = live_.find(t->phase);
@@ -225,7 +226,7 @@ void engine::take(int source, const buffer_header& h, const std::vector<record>&
 void engine::act(effects& fx, actions& a) {
   for (task_record* t : fx.remote_succ) host_.remote_successor(t->task);
   for (const auto& [r, id] : fx.releases) {
-    b_[r].push(record{msg_type::release, dep_kind::in, 0, 0, 0, id, 0});
+    stage(b_, r, record{msg_type::release, dep_kind::in, 0, 0, 0, id, 0});
     ++stats_.releases_sent;
   }
   stats_.pushes += fx.pushes.size();
@@ -233,8 +234,19 @@ void engine::act(effects& fx, actions& a) {
   for (task_record* t : fx.ready) a.ready.push_back(t->task);
 }
 
+void engine::stage(std::vector<outbox>& boxes, int rank, const record& rec) {
+  boxes[static_cast<std::size_t>(rank)].push(rec);
+  if (!staged_[static_cast<std::size_t>(rank)]) {
+    staged_[static_cast<std::size_t>(rank)] = 1;
+    staged_ranks_.push_back(rank);
+  }
+}
+
+// Only the ranks with records staged since the last flush: an event costs what it sends,
+// not a look at every rank of the job.
 void engine::flush_bc(outgoing& out) {
-  for (int r = 0; r < nranks_; ++r) {
+  for (const int r : staged_ranks_) {
+    staged_[static_cast<std::size_t>(r)] = 0;
     if (!b_[r].empty())
       b_[r].flush(release_round, epoch_, max_records_, [&](std::vector<std::byte>&& b) {
         out.emplace_back(r, std::move(b));
@@ -247,6 +259,7 @@ void engine::flush_bc(outgoing& out) {
         ++stats_.buffers_sent;
       });
   }
+  staged_ranks_.clear();
 }
 
 void engine::deliver(actions& a) {

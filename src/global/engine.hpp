@@ -119,6 +119,8 @@ class engine {
     std::vector<push_order> pushes;
   };
   void take(int source, const buffer_header& h, const std::vector<record>& recs, actions& a);
+  // Puts rec in boxes[rank] (b_ or c_) and remembers that rank has records to flush.
+  void stage(std::vector<outbox>& boxes, int rank, const record& rec);
   void flush_bc(outgoing& out);
   void act(effects& fx, actions& a);
   void deliver(actions& a);
@@ -141,6 +143,8 @@ class engine {
   std::vector<outbox> b_;          // B records, per rank
   std::vector<outbox> c_;          // C records, per rank
   std::vector<std::uint64_t> c_sent_;      // C buffers since the last drain, per rank
+  std::vector<unsigned char> staged_;      // per rank: in staged_ranks_
+  std::vector<int> staged_ranks_;          // ranks whose B or C box has records
   std::map<std::uint32_t, round_state> rounds_;
   std::map<std::uint32_t, std::vector<task_record*>> gated_;  // held by their phase's matching
   std::unordered_map<std::uint64_t, task_record*> awaiting_b_;
