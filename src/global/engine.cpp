@@ -12,12 +12,8 @@ engine::engine(int rank, int nranks, engine_host& host, std::size_t max_records)
       host_(host),
       max_records_(max_records == 0 ? 1 : max_records),
       home_(rank, [this](std::uint64_t key) { return host_.describe(key); }),
-      announce_(nranks),
       round_sent_(nranks, 0),
-      b_(nranks),
-      c_(nranks),
-      c_sent_(nranks, 0),
-      staged_(static_cast<std::size_t>(nranks), 0) {}
+      c_sent_(nranks, 0) {}
 
 engine::~engine() {
   for (auto& [phase, list] : gated_)
@@ -118,10 +114,11 @@ std::vector<std::uint64_t> engine::fence() {
   std::vector<std::uint64_t> counts;
   {
     std::lock_guard lk(mu_);
-    for (int r = 0; r < nranks_; ++r) {
-      announce_[r].flush(phase_, epoch_, max_records_, [&](std::vector<std::byte>&& b) {
-        a.out.emplace_back(r, std::move(b));
-        ++round_sent_[r];
+    for (auto& [r, box] : announce_) {  // the owners this rank announced to
+      const int owner = r;
+      box.flush(phase_, epoch_, max_records_, [&](std::vector<std::byte>&& b) {
+        a.out.emplace_back(owner, std::move(b));
+        ++round_sent_[owner];
         ++stats_.buffers_sent;
       });
     }
@@ -234,26 +231,25 @@ void engine::act(effects& fx, actions& a) {
   for (task_record* t : fx.ready) a.ready.push_back(t->task);
 }
 
-void engine::stage(std::vector<outbox>& boxes, int rank, const record& rec) {
-  boxes[static_cast<std::size_t>(rank)].push(rec);
-  if (!staged_[static_cast<std::size_t>(rank)]) {
-    staged_[static_cast<std::size_t>(rank)] = 1;
-    staged_ranks_.push_back(rank);
-  }
+void engine::stage(peer_boxes& boxes, int rank, const record& rec) {
+  outbox& box = boxes[rank];
+  if (box.empty()) staged_ranks_.push_back(rank);  // once per box until it is flushed
+  box.push(rec);
 }
 
 // Only the ranks with records staged since the last flush: an event costs what it sends,
 // not a look at every rank of the job.
 void engine::flush_bc(outgoing& out) {
   for (const int r : staged_ranks_) {
-    staged_[static_cast<std::size_t>(r)] = 0;
-    if (!b_[r].empty())
-      b_[r].flush(release_round, epoch_, max_records_, [&](std::vector<std::byte>&& b) {
+    auto rb = b_.find(r);
+    if (rb != b_.end() && !rb->second.empty())
+      rb->second.flush(release_round, epoch_, max_records_, [&](std::vector<std::byte>&& b) {
         out.emplace_back(r, std::move(b));
         ++stats_.buffers_sent;
       });
-    if (!c_[r].empty())
-      c_[r].flush(completion_round, epoch_, max_records_, [&](std::vector<std::byte>&& b) {
+    auto rc = c_.find(r);
+    if (rc != c_.end() && !rc->second.empty())
+      rc->second.flush(completion_round, epoch_, max_records_, [&](std::vector<std::byte>&& b) {
         out.emplace_back(r, std::move(b));
         ++c_sent_[r];
         ++stats_.buffers_sent;
@@ -302,6 +298,9 @@ void engine::reset() {
     drain_expected_ = false;
     first_ = phase_;
     ++epoch_;
+    // The peers' boxes are empty now: drop them, so that they hold the peers of one epoch.
+    for (peer_boxes* boxes : {&announce_, &b_, &c_})
+      std::erase_if(*boxes, [](const auto& entry) { return entry.second.empty(); });
     stash.swap(stashed_);
   }
   for (auto& [source, b] : stash) receive(source, b);

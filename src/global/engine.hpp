@@ -119,8 +119,10 @@ class engine {
     std::vector<push_order> pushes;
   };
   void take(int source, const buffer_header& h, const std::vector<record>& recs, actions& a);
+  // Record boxes of the peers this rank has written to (not one per rank of the job).
+  using peer_boxes = std::unordered_map<int, outbox>;
   // Puts rec in boxes[rank] (b_ or c_) and remembers that rank has records to flush.
-  void stage(std::vector<outbox>& boxes, int rank, const record& rec);
+  void stage(peer_boxes& boxes, int rank, const record& rec);
   void flush_bc(outgoing& out);
   void act(effects& fx, actions& a);
   void deliver(actions& a);
@@ -138,13 +140,12 @@ class engine {
   std::uint64_t seq_ = 0;          // discovery order of accesses
   std::uint64_t next_id_ = 1;      // names of remote accesses
   std::uint32_t epoch_ = 0;        // wait_all drains completed
-  std::vector<outbox> announce_;   // A records of the discovery phase, per owner
+  peer_boxes announce_;            // A records of the discovery phase, per owner
   std::vector<std::uint64_t> round_sent_;  // A buffers of the discovery phase, per owner
-  std::vector<outbox> b_;          // B records, per rank
-  std::vector<outbox> c_;          // C records, per rank
+  peer_boxes b_;                   // B records, per rank
+  peer_boxes c_;                   // C records, per rank
   std::vector<std::uint64_t> c_sent_;      // C buffers since the last drain, per rank
-  std::vector<unsigned char> staged_;      // per rank: in staged_ranks_
-  std::vector<int> staged_ranks_;          // ranks whose B or C box has records
+  std::vector<int> staged_ranks_;  // ranks whose B or C box got records since the last flush
   std::map<std::uint32_t, round_state> rounds_;
   std::map<std::uint32_t, std::vector<task_record*>> gated_;  // held by their phase's matching
   std::unordered_map<std::uint64_t, task_record*> awaiting_b_;
