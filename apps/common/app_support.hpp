@@ -1,5 +1,5 @@
 // What the reference applications share: command-line integers and variant lists, the
-// default number of workers per rank, ending the job on an error, and a counter-based random
+// default number of workers per rank, the dense apps' process grid, ending the job on an error, and a counter-based random
 // number generator.
 #pragma once
 
@@ -81,6 +81,26 @@ inline std::uint64_t splitmix(std::uint64_t x) {
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
   return x ^ (x >> 31);
+}
+
+// The P x Q grid of the dense apps (cholesky, qr): -P and -Q as given, which must both be
+// given and fit `size` ranks, or neither, for MPI_Dims_create's most square grid with the
+// longer side across the columns (a step's column of tiles is one chain per process row:
+// fewer rows hand over less). False, with the message on the root, when they do not fit.
+inline bool choose_grid(const char* app, int size, bool root, int& p, int& q) {
+  if ((p > 0) != (q > 0) || (p > 0 && p * q != size)) {
+    if (root)
+      std::fprintf(stderr, "%s: the grid -P %d -Q %d does not fit %d ranks: give both, with P x Q = %d "
+                   "(or neither, for MPI_Dims_create's)\n", app, p, q, size, size);
+    return false;
+  }
+  if (p == 0) {
+    int dims[2] = {0, 0};
+    MPI_Dims_create(size, 2, dims);
+    p = dims[1];
+    q = dims[0];
+  }
+  return true;
 }
 
 }  // namespace hytask_apps

@@ -124,21 +124,7 @@ int run(int argc, char** argv) {
     if (root) std::fprintf(stderr, "qr: this MPI does not provide MPI_THREAD_MULTIPLE (level %d)\n", provided);
     return 1;
   }
-  if ((o.p > 0) != (o.q > 0) || (o.p > 0 && o.p * o.q != size)) {
-    if (root)
-      std::fprintf(stderr, "qr: the grid -P %d -Q %d does not fit %d ranks: give both, with P x Q = %d "
-                   "(or neither, for MPI_Dims_create's)\n", o.p, o.q, size, size);
-    return 2;
-  }
-  if (o.p == 0) {
-    // MPI_Dims_create's most square grid, with the longer side across the columns, as
-    // cholesky and ScaLAPACK's users do: a step's column of tiles is one chain per process
-    // row, so fewer process rows mean fewer hand-overs of R and row k (docs/qr.md).
-    int dims[2] = {0, 0};
-    MPI_Dims_create(size, 2, dims);
-    o.p = dims[1];
-    o.q = dims[0];
-  }
+  if (!hytask_apps::choose_grid("qr", size, root, o.p, o.q)) return 2;
   const int threads = o.threads > 0 ? o.threads : hytask_apps::default_threads(MPI_COMM_WORLD);
   int status = 0;
   {

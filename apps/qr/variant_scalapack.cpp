@@ -12,16 +12,10 @@
 #include <vector>
 
 #include "qr.hpp"
+#include "scalapack_grid.hpp"
 
 #if HYTASK_HAVE_SCALAPACK
 extern "C" {
-void Cblacs_get(int context, int what, int* value);
-void Cblacs_gridinit(int* context, const char* order, int rows, int cols);
-void Cblacs_gridinfo(int context, int* rows, int* cols, int* row, int* col);
-void Cblacs_gridexit(int context);
-int numroc_(const int* n, const int* nb, const int* iproc, const int* isrcproc, const int* nprocs);
-void descinit_(int* desc, const int* m, const int* n, const int* mb, const int* nb, const int* irsrc,
-               const int* icsrc, const int* context, const int* lld, int* info);
 void pdgeqrf_(const int* m, const int* n, double* a, const int* ia, const int* ja, const int* desc, double* tau,
               double* work, const int* lwork, int* info);
 void pdorgqr_(const int* m, const int* n, const int* k, double* a, const int* ia, const int* ja, const int* desc,
@@ -35,22 +29,12 @@ namespace qr {
 
 factor_result factor_scalapack(matrix& a, matrix* q, const options& o) {
   const int P = a.grid_rows(), Q = a.grid_cols();
-  int context = 0;
-  Cblacs_get(-1, 0, &context);  // the default system context: MPI_COMM_WORLD
-  Cblacs_gridinit(&context, "Row", P, Q);
-  int rows = 0, cols = 0, myrow = 0, mycol = 0;
-  Cblacs_gridinfo(context, &rows, &cols, &myrow, &mycol);
-  if (rows != P || cols != Q)
-    throw std::runtime_error("BLACS made a " + std::to_string(rows) + "x" + std::to_string(cols) +
-                             " grid for " + std::to_string(P) + "x" + std::to_string(Q));
-  const int m = static_cast<int>(o.m), n = static_cast<int>(o.n), nb = o.nb, zero = 0, one = 1;
-  const int mloc = numroc_(&m, &nb, &myrow, &zero, &P);
-  const int nloc = numroc_(&n, &nb, &mycol, &zero, &Q);
-  const int lld = std::max(1, mloc);
-  int desc[9], info = 0;
-  descinit_(desc, &m, &n, &nb, &nb, &zero, &zero, &context, &lld, &info);
-  if (info != 0) throw std::runtime_error("descinit failed: info " + std::to_string(info));
-  std::vector<double> local(static_cast<std::size_t>(lld) * static_cast<std::size_t>(std::max(1, nloc)));
+  const int m = static_cast<int>(o.m), n = static_cast<int>(o.n), nb = o.nb, one = 1;
+  hytask_apps::scalapack_matrix sm(P, Q, m, n, nb);
+  const int lld = sm.lld, nloc = sm.nloc;
+  std::vector<double>& local = sm.local;
+  const int* desc = sm.desc;
+  int info = 0;
   std::vector<double> tau(static_cast<std::size_t>(std::max(1, nloc)));
   auto queried = [&](auto&& routine) {  // LAPACK's workspace query: lwork = -1
     double size = 0;
@@ -100,7 +84,6 @@ factor_result factor_scalapack(matrix& a, matrix* q, const options& o) {
     if (info != 0) throw std::runtime_error("pdorgqr: argument " + std::to_string(-info) + " is invalid");
     each_local_tile(*q, from_local);
   }
-  Cblacs_gridexit(context);
   return r;
 }
 
