@@ -90,7 +90,7 @@ void spawn_context::region(const void* addr, std::size_t bytes, access_mode mode
 }
 
 void spawn_context::program_region(const void* addr, std::size_t bytes, access_mode mode) {
-  if (bytes != 0 && core::versioned_objects_alive()) core::check_plain_access(task_, addr, bytes, mode);
+  if (bytes != 0 && core::renamed_objects()) core::check_plain_access(task_, addr, bytes, mode);
   region(addr, bytes, mode);
 }
 

@@ -128,7 +128,9 @@ struct object_range {
 };
 std::mutex g_objects_mu;
 std::map<std::uintptr_t, object_range> g_objects;  // lo -> (hi, object)
-std::atomic<std::size_t> g_objects_alive{0};
+// Objects whose latest version is not the program's memory (a renamed writer's): only
+// then can a plain access to their memory be wrong, so only then is it looked up.
+std::atomic<std::size_t> g_renamed_objects{0};
 
 std::size_t cap_bytes() {
   scheduler* s = scheduler::instance();
@@ -237,6 +239,7 @@ void copy_home(version_object* o) {
   if (src != &o->home) std::memcpy(o->home.ptr, src->ptr, o->home.bytes);
   o->home.refs.fetch_add(1, std::memory_order_relaxed);
   o->current = &o->home;
+  g_renamed_objects.fetch_sub(1, std::memory_order_relaxed);
   drop(cur);
   g_count.copied_back.fetch_add(1, std::memory_order_relaxed);
 }
@@ -318,9 +321,7 @@ void end_versions(task* root) noexcept {
 }
 
 
-bool versioned_objects_alive() noexcept {
-  return g_objects_alive.load(std::memory_order_relaxed) != 0;
-}
+bool renamed_objects() noexcept { return g_renamed_objects.load(std::memory_order_relaxed) != 0; }
 
 void check_plain_access(task* t, const void* addr, std::size_t bytes, access_mode mode) {
   const auto lo = reinterpret_cast<std::uintptr_t>(addr), hi = lo + bytes;
@@ -388,7 +389,6 @@ version_object* new_version_object(void* home, std::size_t bytes, std::size_t al
           "object's versions replace all of its memory, so objects must not share bytes");
     }
     core::g_objects.emplace(lo, core::object_range{lo + bytes, o});
-    core::g_objects_alive.fetch_add(1, std::memory_order_relaxed);
   }
   return o;
 }
@@ -407,7 +407,6 @@ void delete_version_object(version_object* o) noexcept {
   if (o->home.bytes != 0) {
     std::lock_guard lk(core::g_objects_mu);
     core::g_objects.erase(reinterpret_cast<std::uintptr_t>(o->home.ptr));
-    core::g_objects_alive.fetch_sub(1, std::memory_order_relaxed);
   }
   delete o;
 }
@@ -440,6 +439,7 @@ void bind_version(spawn_context& ctx, version_object* o, access_mode mode) {
       g_count.in_place.fetch_add(1, std::memory_order_relaxed);  // nobody else uses it
     } else if (version* fresh = core::take_version(o)) {
       fresh->refs.store(1, std::memory_order_relaxed);  // current
+      if (cur == &o->home) core::g_renamed_objects.fetch_add(1, std::memory_order_relaxed);
       o->current = fresh;
       if (mode == access_mode::inout) {  // starts from the value it replaces
         core::hold(t, cur);
@@ -486,6 +486,7 @@ void copy_back(version_object* o) {
   }
   o->home.refs.fetch_add(1, std::memory_order_relaxed);  // current again
   o->current = &o->home;
+  core::g_renamed_objects.fetch_sub(1, std::memory_order_relaxed);
   core::drop(cur);
   g_count.copied_back.fetch_add(1, std::memory_order_relaxed);
   ctx.submit();

@@ -40,8 +40,9 @@ void wait_versions(detail::task* t) noexcept;
 void start_versions(detail::task* root);
 void end_versions(detail::task* root) noexcept;
 
-// Whether any hytask::versioned object is alive (a relaxed load: the plain accesses' fast path).
-bool versioned_objects_alive() noexcept;
+// Whether some hytask::versioned object's latest version is a renamed writer's, not the
+// program's memory (a relaxed load: the plain accesses' fast path).
+bool renamed_objects() noexcept;
 // A plain access (in/out/inout on the program's memory) of task t: throws usage_error when it
 // overlaps a versioned object's memory while a newer version of that object is in flight —
 // the memory is stale then, and the copy-back would overwrite what the access writes.
