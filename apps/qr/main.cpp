@@ -1,5 +1,6 @@
 // qr: the tiled Householder QR factorisation on global dependencies, beside ScaLAPACK's
-// pdgeqrf in the same job, on the same matrix, distribution and tiles (docs/qr.md).
+// pdgeqrf and StarPU-MPI in the same job, on the same matrix, distribution and tiles
+// (docs/qr.md).
 //
 //   mpiexec -n 2 build/apps/qr/qr -N 4096 --nb 256 --ib 32 --repeat 3 --peak
 #include <cblas.h>
@@ -35,7 +36,7 @@ struct result {
   double seconds = 0, gflops = 0;
   bool checked = false;
   check_result check;
-  long mismatches = -1;  // --sequential, hytask: elements that differ (-1: not compared)
+  long mismatches = -1;  // --sequential, hytask and starpu: elements that differ (-1: not compared)
   bool passed = true;
 };
 
@@ -150,7 +151,7 @@ int run(int argc, char** argv) {
         std::printf("%s", line);
         std::printf("qr (hytask, global dependencies): A = QR, tiled Householder (flat tree), 2-D block-cyclic;\n"
                     "LAPACKE tile kernels over OpenBLAS, single-threaded\n");
-        std::printf("M %ld, N %ld, NB %d, IB %d, P x Q = %d x %d, %d ranks, %d threads per rank (hytask)\n", o.m, o.n,
+        std::printf("M %ld, N %ld, NB %d, IB %d, P x Q = %d x %d, %d ranks, %d threads per rank (hytask, StarPU)\n", o.m, o.n,
                     o.nb, o.ib, a.grid_rows(), a.grid_cols(), size, threads);
         if (peak > 0) std::printf("DGEMM peak: %.2f Gflop/s (%d ranks x %d single-threaded DGEMMs at once)\n", peak, size, threads);
         std::printf("%s", line);
@@ -162,8 +163,11 @@ int run(int argc, char** argv) {
           copy_local(a, w);
           zero_local(t);
           zero_local(t2);
-          factor_result f = v == variant::hytask ? factor_hytask(w, t, t2, o)
-                                                 : factor_scalapack(w, q ? &*q : nullptr, o);
+          factor_result f = v == variant::hytask      ? factor_hytask(w, t, t2, o)
+                            : v == variant::scalapack ? factor_scalapack(w, q ? &*q : nullptr, o)
+                                                      : factor_starpu(w, t, t2, o, threads);
+          // hytask and starpu leave T factors for the tiled Q; ScaLAPACK an explicit Q.
+          const bool tiled = v != variant::scalapack;
           result r;
           r.v = v;
           r.rep = rep;
@@ -171,10 +175,10 @@ int run(int argc, char** argv) {
           r.gflops = flops(o.m, o.n) / r.seconds / 1e9;
           if (o.check && rep == o.repeat - 1) {
             r.checked = true;
-            r.check = v == variant::hytask ? check_tiled(w, t, t2, o) : check_explicit(w, *q, o);
+            r.check = tiled ? check_tiled(w, t, t2, o) : check_explicit(w, *q, o);
             r.passed = within(r.check.residual) && within(r.check.orthogonality);
           }
-          if (o.sequential && v == variant::hytask) {
+          if (o.sequential && tiled) {
             long bad = sequential_mismatches(w, t, t2, o);
             MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
             r.mismatches = bad;
@@ -185,6 +189,7 @@ int run(int argc, char** argv) {
           if (root) print_result(o, a, r);
         }
       hytask::wait_all();
+      starpu_finish();
       long rss = peak_rss_mib(), max_rss = 0;
       MPI_Allreduce(&rss, &max_rss, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
       if (root) {

@@ -14,6 +14,7 @@ struct variant_name {
 constexpr variant_name variant_names[] = {
     {variant::hytask, "hytask"},
     {variant::scalapack, "scalapack"},
+    {variant::starpu, "starpu"},
 };
 
 long parse_int(const std::string& opt, const std::string& text, long lo, long hi) {
@@ -28,11 +29,13 @@ std::vector<variant> parse_variants(const std::string& text) {
     return out;
   }
   return hytask_apps::parse_variant_list<usage_error>(
-      text, variant_names, "hytask, scalapack, all", [](const variant_name& vn) {
+      text, variant_names, "hytask, scalapack, starpu, all", [](const variant_name& vn) {
         if (!built(vn.v))
-          throw usage_error("the variant '" + std::string(vn.name) +
-                            "' was not built here (ScaLAPACK for this MPI is missing: apt-get install "
-                            "libscalapack-openmpi-dev or libscalapack-mpich-dev, then rebuild)");
+          throw usage_error("the variant '" + std::string(vn.name) + "' was not built here (" +
+                            (vn.v == variant::starpu
+                                 ? std::string("StarPU-MPI 1.3 is missing, or this build's MPI is not Open MPI, which Debian's StarPU-MPI uses: apt-get install libstarpu-dev")
+                                 : std::string("ScaLAPACK for this MPI is missing: apt-get install libscalapack-openmpi-dev or libscalapack-mpich-dev")) +
+                            ", then rebuild)");
       });
 }
 
@@ -48,25 +51,26 @@ bool built(variant v) {
   switch (v) {
     case variant::hytask: return true;
     case variant::scalapack: return HYTASK_HAVE_SCALAPACK != 0;
+    case variant::starpu: return HYTASK_HAVE_STARPU != 0;
   }
   return false;
 }
 
 const char* usage_text() {
   return "usage: qr [options]   (run under mpiexec; docs/qr.md)\n"
-         "  --variant LIST   hytask, scalapack, comma-separated, or all: those built (default)\n"
+         "  --variant LIST   hytask, scalapack, starpu, comma-separated, or all: those built (default)\n"
          "  -M M             rows of the matrix, M >= N (default: N, square)\n"
          "  -N N             columns of the matrix (default 4096)\n"
          "  --nb NB          tile size, also ScaLAPACK's block size (default 256)\n"
          "  --ib IB          inner block of the tile kernels, IB <= NB (default 32)\n"
          "  -P P, -Q Q       process grid, P x Q = ranks (default: MPI_Dims_create's, P <= Q)\n"
-         "  --threads T      workers per rank, hytask (default: cores / ranks on the node)\n"
+         "  --threads T      workers per rank, hytask and StarPU (default: cores / ranks on the node)\n"
          "  --repeat R       runs of each variant, interleaved (default 1)\n"
          "  --peak           also measure DGEMM on every rank at once (the machine's peak)\n"
          "  --no-check       skip the checks ||A - QR||_F / (||A||_F N eps) and ||I - Q^T Q||_F / (N eps)\n"
          "                   (they gather on rank 0: about 4 M N + 2 N^2 doubles there)\n"
-         "  --sequential     hytask: also compare the factor and T with a sequential run of the same\n"
-         "                   kernels in the same order, bit for bit (needs the whole matrix per rank)\n"
+         "  --sequential     hytask, starpu: also compare the factor and T with a sequential run of\n"
+         "                   the same kernels in the same order, bit for bit (the whole matrix per rank)\n"
          "  --seed S         the matrix's seed (default 42)\n"
          "  --csv PATH       also write the results as CSV (- for stdout)\n"
          "Kernels are LAPACKE's over OpenBLAS, single-threaded (qr sets this itself).\n";

@@ -2,10 +2,11 @@
 // Langou, Kurzak and Dongarra ("A class of parallel tiled linear algebra algorithms for
 // multicore architectures": geqrt, unmqr, tsqrt, tsmqr on a flat tree) on a
 // hytask::tiled_matrix<double>, 2-D block-cyclic over P × Q ranks, beside ScaLAPACK's
-// pdgeqrf on the same matrix, tiles and owners (docs/qr.md).
+// pdgeqrf and StarPU-MPI on the same matrix, tiles and owners (docs/qr.md).
 //
 //   hytask     tasks with global dependencies, copyin / copyin_r for remote tiles, phases
 //   scalapack  pdgeqrf on the same block-cyclic distribution (its own local layout)
+//   starpu     StarPU-MPI's sequential task flow (starpu_mpi_task_insert) on the same tiles
 //
 // Every variant factors a copy of the same matrix into the same tiled_matrix; the checks
 // (‖A − Q·R‖_F / (‖A‖_F·N·ε) and ‖I − QᵀQ‖_F / (N·ε)) gather R and an explicit Q on rank 0.
@@ -21,9 +22,9 @@
 
 namespace qr {
 
-enum class variant { hytask, scalapack };
+enum class variant { hytask, scalapack, starpu };
 const char* name(variant v);
-// Whether the variant was built (ScaLAPACK is optional at build time).
+// Whether the variant was built (ScaLAPACK and StarPU-MPI are optional at build time).
 bool built(variant v);
 
 struct options {
@@ -37,7 +38,7 @@ struct options {
   int repeat = 1;        // runs of each variant, interleaved
   bool peak = false;     // also measure DGEMM on every rank at once
   bool check = true;     // residual and orthogonality of each variant's last run
-  bool sequential = false;  // hytask: compare with a sequential run of the same kernels
+  bool sequential = false;  // hytask, starpu: compare with a sequential run of the same kernels
   std::uint64_t seed = 42;
   std::string csv;       // file, or "-" for stdout
   bool help = false;
@@ -123,18 +124,21 @@ struct factor_result {
 };
 
 // The variants factor `a` in place (R on and above the diagonal, the reflectors below).
-// hytask leaves its T factors in t (tiles (k, k)) and t2 (tiles (i, k), i > k), IB × NB tiles
-// distributed like a. scalapack writes its explicit Q (pdorgqr, outside the timed region)
-// into q when q is given. Collective, from main.
+// hytask and starpu leave their T factors in t (tiles (k, k)) and t2 (tiles (i, k), i > k),
+// IB × NB tiles distributed like a. scalapack writes its explicit Q (pdorgqr, outside the
+// timed region) into q when q is given. Collective, from main.
 factor_result factor_hytask(matrix& a, matrix& t, matrix& t2, const options& o);
 factor_result factor_scalapack(matrix& a, matrix* q, const options& o);
+factor_result factor_starpu(matrix& a, matrix& t, matrix& t2, const options& o, int threads);
+// StarPU's end (if it was started): before the hytask runtime's.
+void starpu_finish();
 
 // The checks, on rank 0 over the gathered matrix; every rank gets the values. Collective.
 struct check_result {
   double residual = 0;       // ‖A − Q·R‖_F / (‖A‖_F · N · ε)
   double orthogonality = 0;  // ‖I − QᵀQ‖_F / (N · ε)
 };
-// Q from the hytask factor's tiles and T factors (applied to the first N columns of I).
+// Q from the tiled variants' factor and T factors (applied to the first N columns of I).
 check_result check_tiled(const matrix& f, const matrix& t, const matrix& t2, const options& o);
 // Q given explicitly (M × N, tiled like f).
 check_result check_explicit(const matrix& f, const matrix& q, const options& o);
