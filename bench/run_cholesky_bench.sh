@@ -20,24 +20,21 @@ cluster_n=${CLUSTER_N:-8192} rate=${RATE:-1gbit}
 plot=${PLOT:-$root/docs/img/cholesky.png}
 chol=$build/apps/cholesky/cholesky
 chol_mpich=$build/apps/cholesky/cholesky-mpich
-cluster="$root/scripts/cluster.sh"
-export OPENBLAS_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 STARPU_SILENT=1
+# shellcheck source=dense_jobs.sh
+source "$root/bench/dense_jobs.sh"
+# shellcheck disable=SC2034 # read by dense_job
+dense_rate=$rate
 [[ -x $chol ]] || { echo "missing $chol: build first (scripts/setup.sh)" >&2; exit 1; }
 mkdir -p "$out"
 rm -f "$out"/*.csv "$out"/*.txt
 
-# job TAG WHERE MPI OPTIONS...: one cholesky job; WHERE is node or cluster.
+# job TAG WHERE MPI OPTIONS...: one cholesky job; WHERE is node (2 ranks here) or cluster (2
+# nodes of the cluster in a box).
 job() {
   local tag=$1 where=$2 mpi=$3; shift 3
   local exe=$chol
   [[ $mpi == mpich ]] && exe=$chol_mpich
-  echo "== $tag ($where, $mpi): cholesky $*"
-  if [[ $where == node ]]; then
-    if [[ $mpi == mpich ]]; then mpiexec.mpich -n 2 "$exe" --csv "$out/$tag.csv" "$@"
-    else mpiexec -n 2 --bind-to none "$exe" --csv "$out/$tag.csv" "$@"; fi
-  else
-    timeout 3600 "$cluster" run --mpi "$mpi" -n 2 --rate "$rate" -- "$exe" --csv "$out/$tag.csv" "$@"
-  fi | tee "$out/$tag.txt" | grep -E '^(hytask|scalapack|starpu) |DGEMM peak|FAILED|memory per rank'
+  dense_job "$out" "$tag" "$where:2" "$mpi" "$exe" "$@"
 }
 
 for n in $sizes; do
