@@ -163,7 +163,8 @@ std::uint64_t job_cancel::drain_once() {
   } st{this, 0, {}};
   operation* op = make_op(kind::call, world_);
   op->call_name = "MPI_Improbe/MPI_Mrecv (draining after a job cancellation)";
-  op->call = [](void* arg) {
+  // int, stated: MPI_SUCCESS is an enumerator in some MPIs (SimGrid's SMPI), not an int.
+  op->call = [](void* arg) -> int {
     auto* s = static_cast<state*>(arg);
     std::vector<MPI_Comm> comms{s->self->world_};
     for (auto& slot : s->self->comms_)
