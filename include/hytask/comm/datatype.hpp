@@ -36,8 +36,18 @@ HYTASK_MPI_DATATYPE(float, MPI_FLOAT);
 HYTASK_MPI_DATATYPE(double, MPI_DOUBLE);
 HYTASK_MPI_DATATYPE(long double, MPI_LONG_DOUBLE);
 HYTASK_MPI_DATATYPE(bool, MPI_CXX_BOOL);
+// std::complex: MPI's C++ complex types where mpi.h has them usable. SimGrid's SMPI (3.32)
+// defines MPI_CXX_FLOAT_COMPLEX and MPI_CXX_DOUBLE_COMPLEX through symbols its smpi.h declares
+// under other names (smpi_MPI_MPI_CXX_FLOAT_COMPLEX), so a use does not compile there. There,
+// and in an MPI without the C++ types, MPI's C complex types, whose layout std::complex shares
+// (an array of two values, real then imaginary).
+#if defined(MPI_CXX_FLOAT_COMPLEX) && defined(MPI_CXX_DOUBLE_COMPLEX) && !defined(SMPI_H)
 HYTASK_MPI_DATATYPE(std::complex<float>, MPI_CXX_FLOAT_COMPLEX);
 HYTASK_MPI_DATATYPE(std::complex<double>, MPI_CXX_DOUBLE_COMPLEX);
+#elif defined(MPI_C_FLOAT_COMPLEX) && defined(MPI_C_DOUBLE_COMPLEX)
+HYTASK_MPI_DATATYPE(std::complex<float>, MPI_C_FLOAT_COMPLEX);
+HYTASK_MPI_DATATYPE(std::complex<double>, MPI_C_DOUBLE_COMPLEX);
+#endif
 
 #undef HYTASK_MPI_DATATYPE
 
