@@ -11,9 +11,7 @@ engine::engine(int rank, int nranks, engine_host& host, std::size_t max_records)
       nranks_(nranks),
       host_(host),
       max_records_(max_records == 0 ? 1 : max_records),
-      home_(rank, [this](std::uint64_t key) { return host_.describe(key); }),
-      round_sent_(nranks, 0),
-      c_sent_(nranks, 0) {}
+      home_(rank, [this](std::uint64_t key) { return host_.describe(key); }) {}
 
 engine::~engine() {
   for (auto& [phase, list] : gated_)
@@ -69,7 +67,6 @@ std::uint64_t engine::add_access(task_record* t, location where, dep_kind k, boo
     if (box.size() >= max_records_) {
       box.flush(phase_, epoch_, max_records_, [&](std::vector<std::byte>&& b) {
         a.out.emplace_back(where.owner, std::move(b));
-        ++round_sent_[where.owner];
         ++stats_.buffers_sent;
       });
     }
@@ -109,25 +106,28 @@ void engine::task_completed(task_record* t) {
   deliver(a);
 }
 
-std::vector<std::uint64_t> engine::fence() {
+std::uint32_t engine::fence() {
   actions a;
-  std::vector<std::uint64_t> counts;
+  std::uint32_t round;
   {
     std::lock_guard lk(mu_);
+    round = phase_;
     for (auto& [r, box] : announce_) {  // the owners this rank announced to
       const int owner = r;
       box.flush(phase_, epoch_, max_records_, [&](std::vector<std::byte>&& b) {
         a.out.emplace_back(owner, std::move(b));
-        ++round_sent_[owner];
         ++stats_.buffers_sent;
       });
     }
-    counts = round_sent_;
-    std::fill(round_sent_.begin(), round_sent_.end(), 0);
     phase_.store(phase_ + 1, std::memory_order_release);
   }
   deliver(a);
-  return counts;
+  return round;
+}
+
+std::uint32_t engine::epoch() const {
+  std::lock_guard lk(mu_);
+  return epoch_;
 }
 
 void engine::expect(std::uint32_t round, std::uint64_t buffers) {
@@ -191,8 +191,9 @@ void engine::receive(int source, std::span<const std::byte> buf) {
 }
 
 void engine::take(int source, const buffer_header& h, const std::vector<record>& recs, actions& a) {
-  ++stats_.buffers_received;
+  if (h.round != drain_round) ++stats_.buffers_received;  // the protocol's (D: the drain's)
   if (h.round == completion_round) ++c_received_;
+  else if (h.round == drain_round) ++d_received_;
   else if (h.round != release_round) ++rounds_[h.round].got;
   effects fx;
   for (const record& r : recs) {
@@ -212,6 +213,9 @@ void engine::take(int source, const buffer_header& h, const std::vector<record>&
       }
       case msg_type::complete:
         home_.complete_remote(source, r.id, fx);
+        break;
+      case msg_type::drained:
+        c_want_ += r.id;
         break;
       default:
         throw std::logic_error("hytask: internal error: unknown global-dependency record");
@@ -251,7 +255,7 @@ void engine::flush_bc(outgoing& out) {
     if (rc != c_.end() && !rc->second.empty())
       rc->second.flush(completion_round, epoch_, max_records_, [&](std::vector<std::byte>&& b) {
         out.emplace_back(r, std::move(b));
-        ++c_sent_[r];
+        ++c_sent_[r];  // a peer written to: its box exists already
         ++stats_.buffers_sent;
       });
   }
@@ -264,37 +268,49 @@ void engine::deliver(actions& a) {
   for (void* t : a.ready) host_.release(t);
 }
 
-std::vector<std::uint64_t> engine::drain_counts() {
-  std::lock_guard lk(mu_);
-  std::vector<std::uint64_t> c = c_sent_;
-  std::fill(c_sent_.begin(), c_sent_.end(), 0);
-  return c;
+// One D buffer per rank this rank sent C buffers to since the last drain: what the drain
+// costs grows with the peers a rank wrote to, not with the ranks of the job.
+std::size_t engine::drain() {
+  actions a;
+  {
+    std::lock_guard lk(mu_);
+    for (const auto& [r, n] : c_sent_) {
+      outbox box;
+      box.push(record{msg_type::drained, dep_kind::in, 0, 0, 0, n, 0});
+      const int dest = r;
+      box.flush(drain_round, epoch_, max_records_,
+                [&](std::vector<std::byte>&& b) { a.out.emplace_back(dest, std::move(b)); });
+    }
+    c_sent_.clear();
+  }
+  deliver(a);
+  return a.out.size();
 }
 
 void engine::expect_drain(std::uint64_t buffers) {
   std::lock_guard lk(mu_);
-  drain_want_ = buffers;
+  d_want_ = buffers;
   drain_expected_ = true;
 }
 
 bool engine::drained() const {
   std::lock_guard lk(mu_);
-  return drain_expected_ && c_received_ == drain_want_;
+  return drain_expected_ && d_received_ == d_want_ && c_received_ == c_want_;
 }
 
 void engine::reset() {
   outgoing stash;
   {
     std::lock_guard lk(mu_);
-    if (!drain_expected_ || c_received_ != drain_want_ || !home_.idle() || !live_.empty() ||
-        !awaiting_b_.empty() || !gated_.empty() || !rounds_.empty() || matched_ != phase_)
+    if (!drain_expected_ || d_received_ != d_want_ || c_received_ != c_want_ || !home_.idle() ||
+        !live_.empty() || !awaiting_b_.empty() || !gated_.empty() || !rounds_.empty() ||
+        matched_ != phase_)
       throw std::logic_error(
           "hytask: internal error: global-dependency state left after wait_all (" +
           std::to_string(home_.nodes()) + " nodes, " + std::to_string(live_tasks()) +
           " tasks, phase " + std::to_string(phase_) + " matched " + std::to_string(matched_) +
           ")");
-    c_received_ = 0;
-    drain_want_ = 0;
+    c_received_ = c_want_ = d_received_ = d_want_ = 0;
     drain_expected_ = false;
     first_ = phase_;
     ++epoch_;

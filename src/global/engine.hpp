@@ -6,17 +6,21 @@
 // also wait for host.release(task), then add_access per global access. An access to
 // another rank's location becomes an A record for its owner; one to this rank's, a node of
 // the home chains. fence() closes the discovery phase; its A records leave in buffers of that
-// round, and the host sums over ranks how many buffers each rank must receive for it
-// (expect); once they are in, match(round) extends the home chains (phases in order).
-// task_completed (any thread) sends C records and releases successors of other ranks;
-// receive (any thread) takes every buffer.
+// round (messages.hpp), and the host ends the round once every rank's buffers of it have
+// been received and handled, telling the engine how many reached this rank (expect); then
+// match(round) extends the home chains (phases in order). task_completed (any thread) sends
+// C records and releases successors of other ranks; receive (any thread) takes every buffer.
+// The engine keeps no array over the ranks: its boxes and counters exist for the peers it
+// wrote to.
 //
 // Rules (seed 001 §3.4): no task of a phase runs before its phase is matched, except in a
 // first phase (the program's, or the one after a wait_all), which has no predecessors on
 // other ranks; a remote access also waits for the owner's B record. wait_all drains: once
-// this rank's tasks have completed it sends no more C records, and drain_counts /
-// expect_drain / drained account for those still in flight; B records need no count, each
-// is awaited by a task. reset() then starts a first phase again.
+// this rank's tasks have completed it sends no more C records; drain() sends each rank it
+// sent C buffers to since the last drain their count (a D record, in a buffer of the drain
+// round), and once the host has ended that round (expect_drain: the D buffers this rank
+// handled) drained() says when the C buffers they count are in. B records need no count,
+// each is awaited by a task. reset() then starts a first phase again.
 #pragma once
 
 #include <atomic>
@@ -90,18 +94,25 @@ class engine {
   void push_sent(int accessor, std::uint64_t id);
   void task_completed(task_record* t);
 
-  // Closes the discovery phase; returns the A buffers sent to each rank for it.
-  std::vector<std::uint64_t> fence();
+  // Closes the discovery phase (its A buffers leave); returns its round. Buffers of round
+  // R carry R in their header (messages.hpp: round_key(R, epoch()) names it).
+  std::uint32_t fence();
+  // Round `round` has ended: every rank's buffers of it were handled, `buffers` of them by
+  // this rank (a check: the engine counted them too).
   void expect(std::uint32_t round, std::uint64_t buffers);
   bool round_complete(std::uint32_t round) const;
   void match(std::uint32_t round);  // round == matched(), round_complete(round)
+  // wait_all calls completed (the epoch buffers carry).
+  std::uint32_t epoch() const;
 
   void receive(int source, std::span<const std::byte> buf);
 
-  // C buffers sent to each rank since the last drain; call once this rank's tasks are done.
-  std::vector<std::uint64_t> drain_counts();
+  // Once this rank's tasks are done: D buffers (round drain_round) to the ranks this rank
+  // sent C buffers to since the last drain; returns how many were sent.
+  std::size_t drain();
+  // The drain round has ended: `buffers` D buffers reached this rank.
   void expect_drain(std::uint64_t buffers);
-  bool drained() const;
+  bool drained() const;  // and the C buffers they count have been taken
   void reset();
 
   engine_stats stats() const;
@@ -141,16 +152,17 @@ class engine {
   std::uint64_t next_id_ = 1;      // names of remote accesses
   std::uint32_t epoch_ = 0;        // wait_all drains completed
   peer_boxes announce_;            // A records of the discovery phase, per owner
-  std::vector<std::uint64_t> round_sent_;  // A buffers of the discovery phase, per owner
   peer_boxes b_;                   // B records, per rank
   peer_boxes c_;                   // C records, per rank
-  std::vector<std::uint64_t> c_sent_;      // C buffers since the last drain, per rank
+  // C buffers since the last drain, per rank written to (not one per rank of the job).
+  std::unordered_map<int, std::uint64_t> c_sent_;
   std::vector<int> staged_ranks_;  // ranks whose B or C box got records since the last flush
   std::map<std::uint32_t, round_state> rounds_;
   std::map<std::uint32_t, std::vector<task_record*>> gated_;  // held by their phase's matching
   std::unordered_map<std::uint64_t, task_record*> awaiting_b_;
   outgoing stashed_;  // received from ranks already in the next epoch
-  std::uint64_t c_received_ = 0, drain_want_ = 0;
+  std::uint64_t c_received_ = 0, c_want_ = 0;  // C buffers taken, and counted by D records
+  std::uint64_t d_received_ = 0, d_want_ = 0;  // D buffers taken, and the drain round's count
   bool drain_expected_ = false;
   std::map<std::uint32_t, std::size_t> live_;  // tasks not completed, per phase
   engine_stats stats_;

@@ -4,17 +4,21 @@
 //   A  announce  accessor -> owner   a task of phase P declares in/out on the owner's location
 //   B  release   owner -> accessor   the access's predecessors on other ranks have completed
 //   C  complete  accessor -> owner   the accessing task has completed
+//   D  drained   any -> any          at wait_all: the C buffers the sender sent the receiver
 //
 // An A record of a copyin carries flag_push: when the access is released, the owner sends
 // the location's bytes to the accessor (a message of its own, on the data communicator,
 // tagged by the access's id), which the accessor's transfer task receives.
 //
 // A buffer starts with a header naming its matching round and the sender's epoch (wait_all
-// calls behind it): A records of phase P travel in buffers of round P only, which the
-// round's collective counts; B and C records travel in buffers of their own, and only C
-// buffers are counted, when wait_all drains the protocol. Records carry the sender's sequence number, so the
-// owner orders one rank's accesses as that rank discovered them whatever order the
-// transport delivers its buffers in.
+// calls behind it): A records of phase P travel in buffers of round P only; B and C records
+// travel in buffers of their own, which belong to no round. When wait_all drains the
+// protocol, a rank sends each rank it sent C buffers to since the last drain one buffer of
+// the drain round, a D record with their count. The transport acknowledges every buffer of
+// a round once its receiver has handled it, and ends the round when every rank's buffers of
+// it are acknowledged (am.hpp). Records carry the sender's sequence number, so the owner
+// orders one rank's accesses as that rank discovered them whatever order the transport
+// delivers its buffers in.
 #pragma once
 
 #include <cstddef>
@@ -35,11 +39,22 @@ struct location {
   friend bool operator==(const location&, const location&) = default;
 };
 
-enum class msg_type : std::uint8_t { announce = 1, release = 2, complete = 3 };
+enum class msg_type : std::uint8_t { announce = 1, release = 2, complete = 3, drained = 4 };
 
 // Rounds of buffers that carry no A records.
+inline constexpr std::uint32_t drain_round = 0xfffffffdu;       // D: wait_all's last round
 inline constexpr std::uint32_t release_round = 0xfffffffeu;     // B: each is awaited by a task
-inline constexpr std::uint32_t completion_round = 0xffffffffu;  // C: counted when draining
+inline constexpr std::uint32_t completion_round = 0xffffffffu;  // C: counted by D records
+
+// Whether buffers of this round belong to a matching round (acknowledged and counted by the
+// transport): A and D buffers; B and C buffers do not.
+constexpr bool in_a_round(std::uint32_t round) noexcept {
+  return round != release_round && round != completion_round;
+}
+// What names a round across wait_alls: phases never repeat, the drain round does every epoch.
+constexpr std::uint64_t round_key(std::uint32_t round, std::uint32_t epoch) noexcept {
+  return std::uint64_t{epoch} << 32 | round;
+}
 
 struct buffer_header {
   std::uint32_t round;    // the phase whose A records this buffer carries, or one of those
@@ -47,7 +62,9 @@ struct buffer_header {
   // wait_all calls completed by the sender: a rank that finished one drains while another
   // is still draining, and its buffers wait for the receiver's next epoch.
   std::uint32_t epoch;
-  std::uint32_t unused = 0;
+  // 0 in the engine's buffers. A header alone (records 0) is the transport's acknowledgement
+  // (am.hpp): `handled` buffers of (round, epoch) that the sender of the header handled.
+  std::uint32_t handled = 0;
 };
 
 // Flags of an A record.
@@ -59,7 +76,7 @@ struct record {
   std::uint16_t flags = 0;  // A: flag_push
   std::uint32_t phase;  // A
   std::uint64_t key;    // A: the location on the owner
-  std::uint64_t id;     // the access, as the accessor names it (A, B, C)
+  std::uint64_t id;     // the access, as the accessor names it (A, B, C); D: C buffers
   std::uint64_t seq;    // A: the accessor's discovery order
 };
 static_assert(sizeof(record) == 32 && sizeof(buffer_header) == 16);
@@ -89,6 +106,13 @@ class outbox {
  private:
   std::vector<record> records_;
 };
+
+// A buffer's header alone (what the transport reads); false when the buffer is shorter.
+inline bool read_header(std::span<const std::byte> buf, buffer_header& h) {
+  if (buf.size() < sizeof h) return false;
+  std::memcpy(&h, buf.data(), sizeof h);
+  return true;
+}
 
 // A received buffer's header and records; false when the buffer is malformed.
 inline bool parse(std::span<const std::byte> buf, buffer_header& h, std::vector<record>& out) {

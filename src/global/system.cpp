@@ -313,7 +313,9 @@ hytask::global_counters global_system::counters() const {
   c.transfers = transfers_.load(std::memory_order_relaxed);
   c.bytes_sent = bytes_sent_.load(std::memory_order_relaxed);
   c.rounds = rounds_;
-  c.round_bytes = rounds_ * 2 * sizeof(std::uint64_t) * static_cast<std::uint64_t>(engine_.size());
+  const std::uint64_t acks = am_->acks_sent();
+  c.round_messages = acks + drain_buffers_.load(std::memory_order_relaxed);
+  c.round_bytes = acks * sizeof(buffer_header) + drain_bytes_.load(std::memory_order_relaxed);
   c.copyins_shared = copyins_shared_.load(std::memory_order_relaxed);
   c.tasks_alive = e.records_alive;
   c.nodes_alive = e.nodes_alive;
@@ -332,7 +334,13 @@ void global_system::release(void* task) {
 }
 
 void global_system::send(int dest, std::vector<std::byte> buf) {
-  bytes_sent_.fetch_add(buf.size(), std::memory_order_relaxed);
+  buffer_header h{};
+  if (read_header(buf, h) && h.round == drain_round) {  // the drain round's, not the protocol's
+    drain_buffers_.fetch_add(1, std::memory_order_relaxed);
+    drain_bytes_.fetch_add(buf.size(), std::memory_order_relaxed);
+  } else {
+    bytes_sent_.fetch_add(buf.size(), std::memory_order_relaxed);
+  }
   am_->send(dest, std::move(buf));
 }
 
@@ -345,9 +353,9 @@ std::uint64_t global_system::label(round_kind k) const {
 
 void global_system::close_phase(round_kind k) {
   ++rounds_;
-  const std::uint32_t round = engine_.phase();
+  const std::uint32_t round = engine_.fence();  // its A buffers have left
   am_->complete_round(
-      engine_.fence(), label(k),
+      round_key(round, engine_.epoch()), label(k),
       [this, round](std::uint64_t n) {
         engine_.expect(round, n);
         try_match();
@@ -375,8 +383,9 @@ void global_system::before_wait_all() {
 void global_system::after_wait_all() {
   wait_until([this] { return engine_.matched() == engine_.phase(); });
   ++rounds_;
+  engine_.drain();  // this rank's tasks are done: it sends no more C buffers
   am_->complete_round(
-      engine_.drain_counts(), label(round_kind::drain),
+      round_key(drain_round, engine_.epoch()), label(round_kind::drain),
       [this](std::uint64_t n) {
         engine_.expect_drain(n);
         notify();

@@ -124,6 +124,7 @@ class global_system final : public engine_host {
   std::atomic<std::uint64_t> copyins_shared_{0};
   std::atomic<std::uint64_t> transfers_{0};
   std::atomic<std::uint64_t> bytes_sent_{0};
+  std::atomic<std::uint64_t> drain_buffers_{0}, drain_bytes_{0};  // D buffers (wait_all's drain)
   std::uint64_t rounds_ = 0;  // main's
 };
 

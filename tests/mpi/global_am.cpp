@@ -1,10 +1,12 @@
 // The global layer's two-sided active messages (src/global/am.hpp) on real ranks, moved by
 // the runtime's own pollers: rounds of random buffers to random ranks (itself included), sent
 // from main and from a thread that is not a worker, the next round's buffers sent before the
-// last round has completed. Each buffer must arrive once, intact, and each round's
-// collective must count exactly the buffers of that round that reach this rank, and a round
-// the ranks label differently must be reported, with every rank's label; closing must
-// retire every receive (nothing stays pending: the runtime's drain would wait for it).
+// last round has completed, and buffers of no round among them. Each buffer must arrive
+// once, intact; a round must end only once every buffer of it has been handled — when it
+// ends on a rank, that rank's handler has counted every buffer of it sent there, and the
+// round says exactly how many; a round the ranks label differently must be reported, with
+// every rank's label; closing must retire every receive (nothing stays pending: the
+// runtime's drain would wait for it).
 #include <mpi.h>
 
 #include <atomic>
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "global/am.hpp"
+#include "global/messages.hpp"
 #include "hytask/hytask.hpp"
 #include "hytask/mpi.hpp"
 
@@ -48,20 +51,26 @@ int main(int argc, char** argv) {
     gd::am_two_sided am(
         hytask::mpi::comm_world(),
         [&](int source, std::span<const std::byte> buf) {
+          gd::buffer_header bh;
           header h;
-          if (buf.size() < sizeof h) {
+          if (buf.size() < sizeof bh + sizeof h) {
             ++corrupt;
             return;
           }
-          std::memcpy(&h, buf.data(), sizeof h);
-          bool ok = static_cast<int>(h.source) == source && h.round < rounds;
-          for (std::size_t i = sizeof h; ok && i < buf.size(); ++i)
+          std::memcpy(&bh, buf.data(), sizeof bh);
+          std::memcpy(&h, buf.data() + sizeof bh, sizeof h);
+          const bool in_round = bh.round != gd::release_round;
+          bool ok = static_cast<int>(h.source) == source && h.round < rounds &&
+                    (!in_round || bh.round == h.round) && bh.epoch == 0 && bh.records == 1;
+          for (std::size_t i = sizeof bh + sizeof h; ok && i < buf.size(); ++i)
             ok = buf[i] == pattern(h.source, h.seq, i);
           if (!ok) {
             ++corrupt;
             return;
           }
-          ++got_round[h.round];
+          // What the handler does takes a moment: the round must wait for it.
+          if (h.seq % 5 == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
+          if (in_round) ++got_round[h.round];
           ++got_from[static_cast<std::size_t>(source)];
         },
         [&](std::exception_ptr) { ++corrupt; }, max_bytes, 4);
@@ -93,12 +102,17 @@ int main(int argc, char** argv) {
         std::mt19937_64 g(seq * 977 + 31 * static_cast<unsigned>(rank) + static_cast<unsigned>(first));
         for (int i = first; i < n; i += 2) {
           const int dest = static_cast<int>(g() % static_cast<std::uint64_t>(size));
-          const std::size_t bytes = sizeof(header) + g() % (max_bytes - sizeof(header) + 1);
+          constexpr std::size_t head = sizeof(gd::buffer_header) + sizeof(header);
+          const std::size_t bytes = head + g() % (max_bytes - head + 1);
           std::vector<std::byte> buf(bytes);
+          // One in four belongs to no round (as the protocol's B and C buffers).
+          const bool in_round = g() % 4 != 0;
+          const gd::buffer_header bh{in_round ? static_cast<std::uint32_t>(r) : gd::release_round, 1, 0};
           const header h{static_cast<std::uint32_t>(r), static_cast<std::uint32_t>(rank),
                          seq * 1000 + static_cast<std::uint64_t>(i)};
-          std::memcpy(buf.data(), &h, sizeof h);
-          for (std::size_t k = sizeof h; k < bytes; ++k) buf[k] = pattern(h.source, h.seq, k);
+          std::memcpy(buf.data(), &bh, sizeof bh);
+          std::memcpy(buf.data() + sizeof bh, &h, sizeof h);
+          for (std::size_t k = head; k < bytes; ++k) buf[k] = pattern(h.source, h.seq, k);
           am.send(dest, std::move(buf));
           ++mine[static_cast<std::size_t>(dest)];
         }
@@ -112,8 +126,16 @@ int main(int argc, char** argv) {
         sent_to[static_cast<std::size_t>(d)] += counts[static_cast<std::size_t>(d)];
       }
       am.complete_round(
-          counts, static_cast<std::uint64_t>(r),
+          gd::round_key(static_cast<std::uint32_t>(r), 0), static_cast<std::uint64_t>(r),
           [&, r](std::uint64_t want) {
+            // Ended: every buffer of the round sent here has been handled already.
+            if (got_round[r] != want) {
+              std::fprintf(stderr, "global_am: rank %d: round %d ended with %llu of its %llu "
+                           "buffers handled\n", rank, r,
+                           static_cast<unsigned long long>(got_round[r].load()),
+                           static_cast<unsigned long long>(want));
+              ++corrupt;
+            }
             want_round[r] = want;
             round_done[r] = true;
           },
@@ -127,7 +149,7 @@ int main(int argc, char** argv) {
       std::atomic<int> outcome{0};  // 1 done, 2 mismatch as expected, 3 wrong labels
       const std::uint64_t label = rank == size - 1 ? 7 : 5;
       am.complete_round(
-          std::vector<std::uint64_t>(static_cast<std::size_t>(size), 0), label,
+          gd::round_key(rounds, 0), label,
           [&](std::uint64_t) { outcome = 1; },
           [&](const std::vector<std::uint64_t>& labels) {
             bool right = labels.size() == static_cast<std::size_t>(size);

@@ -200,8 +200,16 @@ struct world {
   std::vector<std::unique_ptr<rank_sim>> ranks;
   std::size_t window;
 
-  std::mutex mu;  // the collectives
-  std::map<std::uint32_t, std::pair<int, std::vector<std::uint64_t>>> rounds;
+  // Rounds as the MPI transport ends them (src/global/am.hpp): a round ends once every rank
+  // has started it and every buffer of it has been handled by its receiver; each rank then
+  // learns how many of them it handled.
+  struct round_count {
+    int started = 0;
+    std::uint64_t sent = 0, handled = 0;
+    std::vector<std::uint64_t> handled_by;  // per rank
+  };
+  std::mutex mu;
+  std::map<std::uint64_t, round_count> rounds;
 
   std::atomic<bool> failed{false};
   std::mutex error_mu;
@@ -212,24 +220,36 @@ struct world {
     for (int r = 0; r < p.ranks; ++r) ranks.push_back(std::make_unique<rank_sim>(*this, r, max_records));
   }
 
-  // A nonblocking "reduce": every rank adds its counts, each learns its column's sum.
-  void contribute(std::map<std::uint32_t, std::pair<int, std::vector<std::uint64_t>>>& m,
-                  std::uint32_t key, const std::vector<std::uint64_t>& counts) {
-    std::lock_guard lk(mu);
-    auto& [n, sum] = m[key];
-    if (sum.empty()) sum.assign(p.ranks, 0);
-    for (int i = 0; i < p.ranks; ++i) sum[i] += counts[i];
-    ++n;
+  round_count& count(std::uint64_t key) {
+    round_count& c = rounds[key];
+    if (c.handled_by.empty()) c.handled_by.assign(p.ranks, 0);
+    return c;
   }
-  bool summed(std::map<std::uint32_t, std::pair<int, std::vector<std::uint64_t>>>& m,
-              std::uint32_t key, int rank, std::uint64_t& out) {
+  // A buffer of a round is sent (before it can be handled), handled by `rank`; the round is
+  // started by a rank once it has sent all its buffers of it.
+  void sent(std::uint64_t key) {
     std::lock_guard lk(mu);
-    auto it = m.find(key);
-    if (it == m.end() || it->second.first != p.ranks) return false;
-    out = it->second.second[rank];
+    ++count(key).sent;
+  }
+  void handled(std::uint64_t key, int rank) {
+    std::lock_guard lk(mu);
+    round_count& c = count(key);
+    ++c.handled;
+    ++c.handled_by[rank];
+  }
+  void start(std::uint64_t key) {
+    std::lock_guard lk(mu);
+    ++count(key).started;
+  }
+  // Whether the round has ended, and the buffers of it `rank` handled.
+  bool ended(std::uint64_t key, int rank, std::uint64_t& out) {
+    std::lock_guard lk(mu);
+    auto it = rounds.find(key);
+    if (it == rounds.end() || it->second.started != p.ranks || it->second.sent != it->second.handled)
+      return false;
+    out = it->second.handled_by[rank];
     return true;
   }
-  std::map<std::uint32_t, std::pair<int, std::vector<std::uint64_t>>> drain_map;
 
   void fail(const std::string& why) {
     std::lock_guard lk(error_mu);
@@ -252,6 +272,8 @@ rank_sim::rank_sim(world& w_, int r_, std::size_t max_records)
     : w(w_), r(r_), eng(r_, w_.p.ranks, *this, max_records) {}
 
 void rank_sim::send(int dest, std::vector<std::byte> buf) {
+  gd::buffer_header h{};
+  if (gd::read_header(buf, h) && gd::in_a_round(h.round)) w.sent(gd::round_key(h.round, h.epoch));
   rank_sim& d = *w.ranks[dest];
   std::lock_guard lk(d.inbox_mu);
   d.inbox.emplace_back(r, std::move(buf));
@@ -324,7 +346,7 @@ bool rank_sim::try_match() {
     if (m >= eng.phase()) break;
     if (!expected.count(m)) {
       std::uint64_t want;
-      if (!w.summed(w.rounds, m, r, want)) break;
+      if (!w.ended(gd::round_key(m, eng.epoch()), r, want)) break;
       eng.expect(m, want);
       expected.insert(m);
     }
@@ -352,6 +374,9 @@ bool rank_sim::worker_step(std::mt19937_64* rng) {
   }
   if (msg.first >= 0) {
     eng.receive(msg.first, msg.second);
+    gd::buffer_header h{};
+    if (gd::read_header(msg.second, h) && gd::in_a_round(h.round))
+      w.handled(gd::round_key(h.round, h.epoch), r);
     progressed = true;
   }
   progressed |= try_match();
@@ -384,8 +409,8 @@ bool rank_sim::discovery_step() {
         spawn(list[next++]);
         return true;
       }
-      const std::uint32_t closing = eng.phase();
-      w.contribute(w.rounds, closing, eng.fence());
+      const std::uint32_t closing = eng.fence();
+      w.start(gd::round_key(closing, eng.epoch()));
       if (phase + 1 == p.phases() || p.wait_after.count(phase)) {
         st = stage::waiting;
       } else {
@@ -396,14 +421,15 @@ bool rank_sim::discovery_step() {
     }
     case stage::waiting:
       if (outstanding.load() != 0 || eng.matched() != eng.phase()) return false;
-      w.contribute(w.drain_map, static_cast<std::uint32_t>(epoch), eng.drain_counts());
+      eng.drain();
+      w.start(gd::round_key(gd::drain_round, eng.epoch()));
       st = stage::draining;
       drain_expected = false;
       return true;
     case stage::draining: {
       if (!drain_expected) {
         std::uint64_t want;
-        if (!w.summed(w.drain_map, static_cast<std::uint32_t>(epoch), r, want)) return false;
+        if (!w.ended(gd::round_key(gd::drain_round, eng.epoch()), r, want)) return false;
         eng.expect_drain(want);
         drain_expected = true;
       }

@@ -23,10 +23,13 @@ struct global_counters {
   std::uint64_t completions_sent = 0;  // C records: remote accesses completed here
   std::uint64_t buffers_sent = 0, buffers_received = 0;  // coalesced messages
   std::uint64_t bytes_sent = 0;        // of those buffers
-  // Rounds: one non-blocking collective per fence, and two per collective wait_all, in which
-  // each rank sends every other rank its count of buffers and the round's label: 16 bytes
-  // per rank of the job, so round_bytes grows with the number of ranks.
-  std::uint64_t rounds = 0, round_bytes = 0;
+  // Rounds: one per fence, two per collective wait_all. A rank's part: a 16-byte
+  // acknowledgement per announcement or drain-count buffer it received, at wait_all one
+  // drain count (48 bytes) per rank it sent completions to, and one constant-size
+  // non-blocking collective (an allreduce of 16 bytes, not counted here). round_messages and
+  // round_bytes count the acknowledgements and drain counts this rank sent: they follow the
+  // ranks it exchanges records with, not the number of ranks.
+  std::uint64_t rounds = 0, round_messages = 0, round_bytes = 0;
   std::uint64_t transfers = 0;         // copyin transfers (MPI_Rget, or a memcpy on the owner)
   std::uint64_t copyins_shared = 0;    // copyins that used a transfer of the same phase
   std::size_t tasks_alive = 0;         // tasks with global accesses not completed
