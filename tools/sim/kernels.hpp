@@ -12,7 +12,8 @@
 namespace hytask::sim {
 
 // Median seconds of each kernel of the model (model.kernels(), in that order) at tile size nb
-// (and inner block ib for qr), over reps runs on each of `threads` threads.
+// (and inner block ib for qr), over reps runs on each of `threads` threads, each run with its
+// tiles out of the caches (64 MiB streamed through first), as a large matrix's tiles are.
 std::vector<double> measure_kernels(const std::string& app, int nb, int ib, int threads, int reps);
 
 // "name=seconds,name=seconds": overrides for some kernels; throws std::invalid_argument

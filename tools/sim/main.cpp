@@ -36,6 +36,12 @@ const char* usage_text() {
   --network box|ib      LogGP preset: box = the cluster in a box (1 Gbit/s veth, TCP: L 40 us,
                         o 3 us), ib = EDR InfiniBand (L 1 us, o 0.5 us, 12 GB/s); default box
   --latency-us L --overhead-us O --gbits B    override the preset
+  --eager-bytes E       tiles above E bytes go by rendezvous (box: 65536, Open MPI's TCP
+                        eager limit; ib: 8192)
+  --pipeline-bytes B    a tile crosses in pieces of B bytes, each taken by a poll of the
+                        receiver and followed by one of the sender (box: 131072; ib: 0, at once)
+  --rendezvous handshake|get   handshake: the owner sends once it has polled the go-ahead
+                        (TCP, box); get: the accessor reads the tile (RDMA, ib)
   --window W            active phases (default 8, HYTASK_GLOBAL_WINDOW)
   --spawn-us S          main's time per spawned task (default 2)
   --backstop-us B       a busy rank's messages wait at most this long (default 500)
@@ -84,6 +90,8 @@ struct options {
   int nb = 256, ib = 32, workers = 1, host_cores = 0, window = 8, threads = 0, reps = 10;
   std::string network = "box", kernel_seconds;
   double latency_us = -1, overhead_us = -1, gbits = -1, spawn_us = 2, backstop_us = 500;
+  long eager = -1, pipeline = -1;
+  std::string rendezvous;
 };
 
 options parse(int argc, char** argv) {
@@ -135,6 +143,13 @@ options parse(int argc, char** argv) {
     else if (a == "--spawn-us") o.spawn_us = real("--spawn-us", v, 0);
     else if (a == "--backstop-us") o.backstop_us = real("--backstop-us", v, 0);
     else if (a == "--kernel-seconds") o.kernel_seconds = v;
+    else if (a == "--eager-bytes") o.eager = number("--eager-bytes", v, 0, 1L << 40);
+    else if (a == "--pipeline-bytes") o.pipeline = number("--pipeline-bytes", v, 0, 1L << 40);
+    else if (a == "--rendezvous") {
+      o.rendezvous = v;
+      if (o.rendezvous != "handshake" && o.rendezvous != "get")
+        throw usage_error("--rendezvous '" + o.rendezvous + "': handshake or get");
+    }
     else {
       throw usage_error("unknown option " + a + " (see --help)");
     }
@@ -169,13 +184,19 @@ int main(int argc, char** argv) {
     p.spawn = o.spawn_us * 1e-6;
     p.backstop = o.backstop_us * 1e-6;
     p.net = network_of(o);
+    p.eager_bytes = o.eager >= 0 ? static_cast<std::uint64_t>(o.eager) : o.network == "ib" ? 8192 : 65536;
+    p.pipeline_bytes = o.pipeline >= 0 ? static_cast<std::uint64_t>(o.pipeline) : o.network == "ib" ? 0 : 131072;
+    p.sender_polls = o.rendezvous.empty() ? o.network != "ib" : o.rendezvous == "handshake";
     const int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     const auto probe = o.app == "cholesky" ? make_cholesky({o.nb, o.nb}, grid{}) : make_qr({0, o.nb, o.nb, o.ib}, grid{});
     p.kernel_seconds = measure_kernels(o.app, o.nb, o.ib, threads, o.reps);
     override_kernels(probe->kernels(), o.kernel_seconds, p.kernel_seconds);
-    std::printf("hytask-sim %s: NB %d%s, %d worker(s) per rank, network L %.2f us, o %.2f us, %.2f Gbit/s\n",
+    std::printf("hytask-sim %s: NB %d%s, %d worker(s) per rank, network L %.2f us, o %.2f us, %.2f Gbit/s, "
+                "rendezvous above %llu bytes (%s), pieces of %llu bytes\n",
                 o.app.c_str(), o.nb, o.app == "qr" ? (", IB " + std::to_string(o.ib)).c_str() : "", o.workers,
-                p.net.latency * 1e6, p.net.overhead * 1e6, 8e-9 / p.net.gap_per_byte);
+                p.net.latency * 1e6, p.net.overhead * 1e6, 8e-9 / p.net.gap_per_byte,
+                static_cast<unsigned long long>(p.eager_bytes), p.sender_polls ? "handshake" : "get",
+                static_cast<unsigned long long>(p.pipeline_bytes));
     std::printf("kernels (OpenBLAS %s, %d at once):", blas_core().c_str(), threads);
     for (std::size_t k = 0; k < p.kernel_seconds.size(); ++k)
       std::printf(" %s=%.6g", probe->kernels()[k].c_str(), p.kernel_seconds[k]);

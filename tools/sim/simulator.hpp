@@ -31,6 +31,15 @@ struct params {
   double post = 1e-6;         // a transfer task's run: post the receive
   double backstop = 500e-6;   // a busy rank's messages wait at most this long
   loggp net;
+  // Tiles above this go by rendezvous: the owner's request waits for the accessor's poll
+  // (or its posted receive); with sender_polls (TCP's pipelined protocol) the accessor's
+  // go-ahead then waits for the owner's poll; otherwise the accessor reads (RDMA get).
+  std::uint64_t eager_bytes = 65536;
+  bool sender_polls = true;
+  // A tile crosses in pieces of this many bytes, each but the last taken by a poll of the
+  // receiver and followed by a poll of the sender (TCP: what the socket buffers hold); 0:
+  // in one piece (RDMA).
+  std::uint64_t pipeline_bytes = 0;
   std::vector<double> kernel_seconds;  // per kernel of the model
   double copy_bytes_per_second = 8e9;  // a copyin of a tile of this rank (memcpy)
 };
