@@ -33,15 +33,19 @@ for r in "${runs[@]}"; do
   "$sim" "$app" "${common[@]}" --ranks "$ranks" --n-per-rank "$n0" | tee "$out/$app-$n0.md"
 done
 command -v gnuplot >/dev/null || { echo "no gnuplot: no plot (apt-get install gnuplot-nox)"; exit 0; }
-for f in "$out"/*.md; do  # ranks and efficiency
+series=()
+for f in "$out"/*.md; do  # ranks and efficiency; one series per app and size
   awk -F'|' '/^\| [0-9]/ { gsub(/[ %]/, "", $9); print $2, $9 }' "$f" >"${f%.md}.dat"
+  name=$(basename "${f%.md}")
+  series+=("'${f%.md}.dat' using 1:2 with linespoints title '${name%-*}, ${name##*-}² per rank'")
 done
+plots=$(IFS=,; echo "${series[*]}")
 gnuplot <<PLOT
 set terminal pngcairo size 820,480 font ",11"
 set output "$out/sim-weak-scaling.png"
 set title "hytask weak scaling, simulated: 24 workers per rank, EDR-class InfiniBand, NB 320"
 set xlabel "ranks (nodes)"; set ylabel "parallel efficiency (%)"
 set logscale x 2; set yrange [0:105]; set grid; set key bottom left
-plot for [f in system("ls $out/*.dat")] f using 1:2 with linespoints title system("basename ".f." .dat")." per rank"
+plot $plots
 PLOT
 echo "plot: $out/sim-weak-scaling.png"

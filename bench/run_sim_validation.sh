@@ -39,6 +39,18 @@ print(f'link (plain MPI ping-pong, 2 nodes): {small:.1f} µs per 8-byte round tr
 print('| app | P | grid | N | NB | measured s (median) | simulated s | error |')
 print('|---|---:|---|---:|---:|---:|---:|---:|')
 rows = []
+kernels = {}
+def kernel_times(app, nb, ib, threads):
+    # Timed once per application and number of threads at once (the ranks busy at a time:
+    # one at P = 1, every core above), many runs, so that every simulation of it agrees.
+    key = (app, nb, ib, threads)
+    if key not in kernels:
+        cmd = [sim, app, '--ranks', '1', '--n', str(nb), '--nb', str(nb), '--reps', '40',
+               '--calibrate-threads', str(threads)] + (['--ib', str(ib)] if app == 'qr' else [])
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+        line = next(l for l in out.splitlines() if l.startswith('kernels ('))
+        kernels[key] = ','.join(line.split('):', 1)[1].split())
+    return kernels[key]
 for f in sorted(glob.glob(os.path.join(indir, '*-p*-n*.csv'))):
     app = os.path.basename(f).split('-p')[0]
     runs = [r for r in csv.DictReader(open(f)) if r['variant'] == 'hytask']
@@ -49,7 +61,8 @@ for f in sorted(glob.glob(os.path.join(indir, '*-p*-n*.csv'))):
     measured = statistics.median(float(r['seconds']) for r in runs)
     cmd = [sim, app, '--grid', f'{p}x{q}', '--n', str(n), '--nb', str(nb), '--workers', r0['threads'],
            '--host-cores', str(cores), '--latency-us', f'{latency:.2f}', '--overhead-us', f'{o:.2f}',
-           '--gbits', f'{gbits:.4f}', '--reps', '10']
+           '--gbits', f'{gbits:.4f}',
+           '--kernel-seconds', kernel_times(app, nb, int(r0.get('ib') or 0), min(p * q, cores))]
     if app == 'qr':
         cmd += ['--ib', r0['ib']]
         if r0['m'] != r0['n']:
