@@ -8,10 +8,10 @@
 #include <utility>
 #include <vector>
 
-#include "core/deque.hpp"
-#include "core/fifo_levels.hpp"
-#include "core/idle_meter.hpp"
-#include "core/ready_heap.hpp"
+#include "core/sched/deque.hpp"
+#include "core/sched/fifo_levels.hpp"
+#include "platform/idle_meter.hpp"
+#include "core/sched/ready_heap.hpp"
 #include "hytask/hytask.hpp"
 
 namespace bctx = boost::context::detail;

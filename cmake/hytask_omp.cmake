@@ -49,7 +49,7 @@ set(HYTASK_OMP_SOURCES
   ${PROJECT_SOURCE_DIR}/src/omp/gomp_task_hook.cpp
   ${PROJECT_SOURCE_DIR}/src/omp/layer.cpp
   ${PROJECT_SOURCE_DIR}/src/omp/ompt_tool.cpp
-  ${PROJECT_SOURCE_DIR}/src/omp/progress_thread.cpp
+  ${PROJECT_SOURCE_DIR}/src/omp/session_progress.cpp
   ${PROJECT_SOURCE_DIR}/src/omp/session.cpp
   ${PROJECT_SOURCE_DIR}/src/omp/task_priority.cpp
 )

@@ -9,7 +9,7 @@
 #include <limits>
 #include <string>
 
-#include "core/topology.hpp"
+#include "platform/topology.hpp"
 #include "node/node_report.hpp"
 #include "hytask/config.hpp"
 

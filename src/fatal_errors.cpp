@@ -10,7 +10,7 @@
 #include <string>
 #include <thread>
 
-#include "core/stderr_drain.hpp"
+#include "platform/stderr_drain.hpp"
 #include "hytask/comm/error.hpp"
 #include "hytask/errors.hpp"
 

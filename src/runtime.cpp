@@ -9,8 +9,8 @@
 #include <exception>
 
 #include "comm/comm.hpp"
-#include "core/scheduler.hpp"
-#include "core/topology.hpp"
+#include "core/sched/scheduler.hpp"
+#include "platform/topology.hpp"
 #include "fatal_errors.hpp"
 #include "global/system.hpp"
 #include "runtime_settings.hpp"

@@ -5,7 +5,7 @@
 #include <thread>
 
 #include "comm/comm.hpp"
-#include "core/scheduler.hpp"
+#include "core/sched/scheduler.hpp"
 
 namespace hytask::mpi::detail {
 namespace {

@@ -11,7 +11,7 @@
 #include <memory>
 #include <string>
 
-#include "core/progress_hooks.hpp"
+#include "core/ext/progress_hooks.hpp"
 #include "hytask/config.hpp"
 
 namespace hytask::mpi::detail {

@@ -10,7 +10,7 @@
 #include "comm/comm.hpp"
 #include "comm/error_handler.hpp"
 #include "comm/operation.hpp"
-#include "core/scheduler.hpp"
+#include "core/sched/scheduler.hpp"
 #include "hytask/core/spawn.hpp"
 #include "hytask/errors.hpp"
 #include "hytask/mpi.hpp"

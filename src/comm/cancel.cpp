@@ -3,8 +3,8 @@
 
 #include "comm/comm.hpp"
 #include "comm/operation.hpp"
-#include "core/cancel.hpp"
-#include "core/scheduler.hpp"
+#include "core/sched/cancellation.hpp"
+#include "core/sched/scheduler.hpp"
 #include "hytask/errors.hpp"
 
 namespace hytask::mpi::detail {

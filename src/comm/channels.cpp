@@ -11,8 +11,8 @@
 #include <string>
 #include <unordered_map>
 
-#include "core/scheduler.hpp"
-#include "core/scope_ext.hpp"
+#include "core/sched/scheduler.hpp"
+#include "core/ext/scope_ext.hpp"
 #include "hytask/errors.hpp"
 
 namespace hytask::mpi::detail {

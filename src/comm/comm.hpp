@@ -16,11 +16,11 @@
 
 #include "comm/access.hpp"
 #include "comm/comm_settings.hpp"
-#include "comm/engine.hpp"
+#include "comm/progress_engine.hpp"
 #include "comm/job_cancel.hpp"
 #include "comm/operation.hpp"
 #include "comm/progress_policy.hpp"
-#include "core/progress_hooks.hpp"
+#include "core/ext/progress_hooks.hpp"
 #include "hytask/config.hpp"
 
 namespace hytask::mpi::detail {

@@ -4,7 +4,7 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "core/stderr_drain.hpp"
+#include "platform/stderr_drain.hpp"
 
 namespace hytask::mpi::detail {
 

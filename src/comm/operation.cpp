@@ -3,7 +3,7 @@
 #include <climits>
 #include <string>
 
-#include "core/scheduler.hpp"
+#include "core/sched/scheduler.hpp"
 #include "trace/trace.hpp"
 
 namespace hytask::mpi::detail {

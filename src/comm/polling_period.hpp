@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "core/progress_hooks.hpp"
+#include "core/ext/progress_hooks.hpp"
 
 namespace hytask::mpi::detail {
 

@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "core/futex.hpp"
+#include "platform/futex.hpp"
 #include "hytask/comm/progress_stats.hpp"
 
 namespace hytask::mpi::detail {

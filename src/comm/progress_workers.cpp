@@ -27,7 +27,7 @@
 #include <atomic>
 
 #include "comm/comm.hpp"
-#include "core/clock.hpp"
+#include "platform/clock.hpp"
 #include "comm/progress_policy.hpp"
 
 namespace hytask::mpi::detail {

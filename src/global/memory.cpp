@@ -11,8 +11,8 @@
 #include <string>
 
 #include "comm/comm.hpp"
-#include "core/scheduler.hpp"
-#include "core/cancel.hpp"
+#include "core/sched/scheduler.hpp"
+#include "core/sched/cancellation.hpp"
 #include "comm/operation.hpp"
 #include "global/mpi_call.hpp"
 #include "global/system.hpp"

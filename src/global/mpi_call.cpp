@@ -3,7 +3,7 @@
 #include <string>
 
 #include "comm/operation.hpp"
-#include "core/scheduler.hpp"
+#include "core/sched/scheduler.hpp"
 #include "hytask/comm/error.hpp"
 #include "hytask/errors.hpp"
 

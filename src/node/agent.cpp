@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "comm/polling_period.hpp"
-#include "core/clock.hpp"
-#include "core/futex.hpp"
-#include "core/thread_name.hpp"
-#include "core/topology.hpp"
+#include "platform/clock.hpp"
+#include "platform/futex.hpp"
+#include "platform/thread_name.hpp"
+#include "platform/topology.hpp"
 #include "trace/trace.hpp"
 
 namespace hytask::node {

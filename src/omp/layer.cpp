@@ -5,10 +5,10 @@
 #include <cstdio>
 #include <string>
 
-#include "core/clock.hpp"
-#include "core/stderr_drain.hpp"
+#include "platform/clock.hpp"
+#include "platform/stderr_drain.hpp"
 #include "hytask/errors.hpp"
-#include "omp/progress_thread.hpp"
+#include "omp/session_progress.hpp"
 
 namespace hytask::omp::detail {
 

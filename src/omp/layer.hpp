@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-#include "comm/engine.hpp"
+#include "comm/progress_engine.hpp"
 #include "comm/operation.hpp"
 
 namespace hytask::omp::detail {

@@ -7,9 +7,9 @@
 #include <atomic>
 #include <cstdint>
 
-#include "core/clock.hpp"
+#include "platform/clock.hpp"
 #include "omp/layer.hpp"
-#include "omp/progress_thread.hpp"
+#include "omp/session_progress.hpp"
 
 namespace hytask::omp::detail {
 

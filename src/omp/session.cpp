@@ -15,11 +15,11 @@
 #include <thread>
 
 #include "comm/comm.hpp"
-#include "core/topology.hpp"
+#include "platform/topology.hpp"
 #include "hytask/errors.hpp"
 #include "hytask/runtime.hpp"
 #include "omp/layer.hpp"
-#include "omp/progress_thread.hpp"
+#include "omp/session_progress.hpp"
 #include "omp/task_priority.hpp"
 
 namespace hytask::omp {

@@ -15,9 +15,9 @@
 #include <cstdint>
 #include <cstdio>
 
-#include "core/cpu_wait.hpp"
-#include "core/progress_hooks.hpp"
-#include "core/scheduler.hpp"
+#include "platform/cpu_wait.hpp"
+#include "core/ext/progress_hooks.hpp"
+#include "core/sched/scheduler.hpp"
 
 namespace {
 

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "core/graph_choice.hpp"
+#include "core/graph/graph_choice.hpp"
 
 namespace {
 

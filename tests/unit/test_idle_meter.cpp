@@ -6,7 +6,7 @@
 #include <chrono>
 #include <thread>
 
-#include "core/idle_meter.hpp"
+#include "platform/idle_meter.hpp"
 
 namespace {
 

@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/fiber.hpp"
-#include "core/scheduler.hpp"
+#include "platform/fiber.hpp"
+#include "core/sched/scheduler.hpp"
 #include "hytask/hytask.hpp"
 #include "test_util.hpp"
 

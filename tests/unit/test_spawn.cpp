@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/topology.hpp"
+#include "platform/topology.hpp"
 #include "hytask/hytask.hpp"
 #include "test_util.hpp"
 

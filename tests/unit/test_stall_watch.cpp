@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "comm/stall_watch.hpp"
-#include "core/cpu_wait.hpp"
+#include "platform/cpu_wait.hpp"
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/watch.hpp"
+#include "core/ext/watch.hpp"
 #include "hytask/hytask.hpp"
 #include "test_util.hpp"
 

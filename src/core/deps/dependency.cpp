@@ -1,0 +1,297 @@
+#include "core/deps/dependency.hpp"
+
+#include <algorithm>
+#include <iterator>
+
+#include "core/sched/scheduler.hpp"
+#include "core/sched/scheduler_internal.hpp"
+
+namespace hytask::detail {
+namespace {
+
+// Whether t completed without failing: its closed successor count says so, without a look at
+// its other lines (written on the core that ran it).
+bool succeeded(const task* t) {
+  return t->nsucc.load(std::memory_order_acquire) == successors_closed;
+}
+
+// pred completed (its count closed at `closed`) before succ could be linked to it: had it
+// failed, its successors are skipped, and succ is one of them (the acquire on pred's closed
+// count shows its error).
+void inherit_failure(task* pred, std::uint32_t closed, task* succ) {
+  if (closed == successors_closed_failed) core::sched::fail_before_start(succ, pred->error);
+}
+
+// The first fragment of a domain's map that ends after lo (it may start before), or end().
+template <class Map>
+auto first_reaching(Map& map, std::uintptr_t lo) {
+  auto it = map.upper_bound(lo);
+  if (it != map.begin() && std::prev(it)->second.hi > lo) --it;
+  return it;
+}
+
+}  // namespace
+
+void free_successor_blocks(task* t) {
+  successor_block* b = t->succ_blocks;
+  while (b) {
+    successor_block* n = b->next;
+    delete b;
+    b = n;
+  }
+  t->succ_blocks = t->succ_tail = nullptr;
+  t->succ_overflow = 0;
+}
+
+int add_edge(task* pred, task* succ) {
+  if (pred == succ) return 0;
+  std::uint32_t n = pred->nsucc.load(std::memory_order_acquire);
+  if (successors_are_closed(n)) {
+    inherit_failure(pred, n, succ);
+    return 0;
+  }
+  // A task that communicates waits for pred: pred joins the communication class, so that what
+  // other ranks wait for is produced early (seed 001, sect. 5.2: tasks with an edge leaving
+  // the process are raised). Effective when pred is not ready yet.
+  if (succ->comm.load(std::memory_order_relaxed) != 0 &&
+      pred->comm.load(std::memory_order_relaxed) == 0)
+    pred->comm.store(1, std::memory_order_relaxed);
+  // Only this thread adds successors to pred, so slot n is ours until the CAS publishes it.
+  if (n < task_inline_successors) {
+    pred->succ[n] = succ;
+  } else {
+    std::uint32_t k = (n - task_inline_successors) % successor_block::slots;
+    if (k == 0) {
+      auto* b = new successor_block;
+      b->next = nullptr;
+      if (pred->succ_tail) pred->succ_tail->next = b;
+      else pred->succ_blocks = b;
+      pred->succ_tail = b;
+      pred->succ_overflow = 1;  // read by free_task after the tracker let go of pred
+    }
+    pred->succ_tail->slot[k] = succ;
+  }
+  // Fails only if pred completed meanwhile; the written slot is then simply unused. The
+  // failure must acquire: "no edge" is safe only because pred's completion (and so its
+  // writes) happens before everything this spawn publishes.
+  if (pred->nsucc.compare_exchange_strong(n, n + 1, std::memory_order_release,
+                                          std::memory_order_acquire))
+    return 1;
+  inherit_failure(pred, n, succ);  // n: the closed count the failed exchange read
+  return 0;
+}
+
+dep_domain::~dep_domain() { clear(); }
+
+namespace {
+struct domain_cache {
+  static constexpr int cap = 4;
+  dep_domain* kept[cap] = {};
+  int n = 0;
+  ~domain_cache() {
+    while (n > 0) delete kept[--n];
+  }
+};
+thread_local domain_cache t_domains;
+}  // namespace
+
+dep_domain* dep_domain::acquire() {
+  domain_cache& c = t_domains;
+  return c.n > 0 ? c.kept[--c.n] : new dep_domain;
+}
+
+void dep_domain::recycle(dep_domain* d) {
+  d->clear();
+  domain_cache& c = t_domains;
+  // A domain that grew large is not kept: memory stays proportional to what is in use.
+  if (c.n < domain_cache::cap && d->keys_.size() <= 4096) c.kept[c.n++] = d;
+  else delete d;
+}
+
+void dep_domain::release(task* t) {
+  if (--t->tracker_refs == 0 && t != spawning_) core::scheduler::instance()->drop_ref(t);
+}
+
+void dep_domain::clear() {
+  for (auto& [lo, f] : map_) {
+    if (f.writer) release(f.writer);
+    for (task* r : f.readers) release(r);
+  }
+  map_.clear();
+  std::fill(keys_.begin(), keys_.end(), 0);
+  index_used_ = 0;
+  sweep_at_ = 1024;
+}
+
+// ---- index ---------------------------------------------------------------------------
+
+void dep_domain::index_grow() {
+  std::vector<std::uintptr_t> old_keys(std::max<std::size_t>(64, keys_.size() * 2), 0);
+  std::vector<fragment*> old_values(old_keys.size(), nullptr);
+  old_keys.swap(keys_);
+  old_values.swap(values_);
+  index_used_ = 0;
+  for (std::size_t i = 0; i < old_keys.size(); ++i)
+    if (old_keys[i]) index_put(old_keys[i], old_values[i]);
+}
+
+void dep_domain::index_put(std::uintptr_t key, fragment* f) {
+  if ((index_used_ + 1) * 2 > keys_.size()) index_grow();
+  std::size_t mask = keys_.size() - 1;
+  for (std::size_t i = hash_of(key, mask);; i = (i + 1) & mask) {
+    if (keys_[i] == key || keys_[i] == 0) {
+      if (keys_[i] == 0) ++index_used_;
+      keys_[i] = key;
+      values_[i] = f;
+      return;
+    }
+  }
+}
+
+void dep_domain::index_erase(std::uintptr_t key) {
+  if (keys_.empty()) return;
+  std::size_t mask = keys_.size() - 1;
+  std::size_t i = hash_of(key, mask);
+  while (keys_[i] != key) {
+    if (keys_[i] == 0) return;
+    i = (i + 1) & mask;
+  }
+  // Backward-shift deletion keeps probe sequences intact without tombstones.
+  std::size_t hole = i;
+  for (std::size_t j = (i + 1) & mask; keys_[j] != 0; j = (j + 1) & mask) {
+    std::size_t home = hash_of(keys_[j], mask);
+    bool movable = (hole <= j) ? (home <= hole || home > j) : (home <= hole && home > j);
+    if (movable) {
+      keys_[hole] = keys_[j];
+      values_[hole] = values_[j];
+      hole = j;
+    }
+  }
+  keys_[hole] = 0;
+  values_[hole] = nullptr;
+  --index_used_;
+}
+
+// ---- fragments -----------------------------------------------------------------------
+
+dep_domain::fragment* dep_domain::make_fragment(std::uintptr_t lo, std::uintptr_t hi) {
+  fragment* f = &map_.try_emplace(lo, lo, hi).first->second;
+  index_put(lo, f);
+  return f;
+}
+
+dep_domain::fragment* dep_domain::split(fragment* f, std::uintptr_t at) {
+  fragment* upper = &map_.try_emplace(at, at, f->hi, *f).first->second;
+  if (upper->writer) ++upper->writer->tracker_refs;
+  for (task* r : upper->readers) ++r->tracker_refs;
+  f->hi = at;
+  index_put(at, upper);
+  return upper;
+}
+
+void dep_domain::erase(fragment* f) {
+  if (f->writer) release(f->writer);
+  for (task* r : f->readers) release(r);
+  const std::uintptr_t lo = f->lo;
+  index_erase(lo);
+  map_.erase(lo);
+}
+
+// A failed task stays: tasks spawned after it on this region are skipped too (until the
+// wait_all that reports it clears the domain).
+bool dep_domain::live(const fragment& f) {
+  bool l = f.writer && !succeeded(f.writer);
+  for (task* r : f.readers) l = l || !succeeded(r);
+  return l;
+}
+
+void dep_domain::sweep() {
+  dead_.clear();
+  for (auto& [lo, f] : map_)
+    if (!live(f)) dead_.push_back(lo);
+  for (std::uintptr_t lo : dead_) erase(&map_.find(lo)->second);
+}
+
+std::vector<std::pair<std::uintptr_t, std::uintptr_t>> dep_domain::regions() const {
+  std::vector<std::pair<std::uintptr_t, std::uintptr_t>> out;
+  for (const auto& [lo, f] : map_) {
+    if (!out.empty() && out.back().second == f.lo) out.back().second = f.hi;
+    else out.emplace_back(f.lo, f.hi);
+  }
+  return out;
+}
+
+bool dep_domain::busy(std::uintptr_t lo, std::uintptr_t hi) const {
+  if (const fragment* f = index_find(lo); f != nullptr && f->hi == hi) return live(*f);
+  for (auto it = first_reaching(map_, lo); it != map_.end() && it->second.lo < hi; ++it)
+    if (live(it->second)) return true;
+  return false;
+}
+
+int dep_domain::apply(fragment& f, task* t, access_mode mode) {
+  int edges = 0;
+  if (mode == access_mode::in) {
+    if (f.writer == t) return 0;  // already writes it: the stronger access wins
+    if (f.writer) edges += link(f.writer, t);
+    if (!f.readers.empty() && f.readers.back() == t) return edges;
+    std::uint32_t n = f.readers.size();
+    if (n >= 8 && (n & (n - 1)) == 0) {  // amortised pruning of completed readers
+      std::uint32_t kept = 0;
+      for (task* r : f.readers) {
+        if (succeeded(r)) release(r);
+        else f.readers.begin()[kept++] = r;
+      }
+      f.readers.truncate(kept);
+    }
+    f.readers.push_back(t);
+    ++t->tracker_refs;
+    return edges;
+  }
+  // out / inout: after every reader since the last writer, or after that writer.
+  if (!f.readers.empty()) {
+    for (task* r : f.readers) {
+      edges += link(r, t);
+      release(r);
+    }
+    f.readers.clear();
+  } else if (f.writer && f.writer != t) {
+    edges += link(f.writer, t);
+  }
+  if (f.writer != t) {
+    if (f.writer) release(f.writer);
+    f.writer = t;
+    ++t->tracker_refs;
+  }
+  return edges;
+}
+
+int dep_domain::access_slow(task* t, std::uintptr_t lo, std::uintptr_t hi, access_mode mode) {
+  if (map_.size() >= sweep_at_) {
+    sweep();
+    sweep_at_ = std::max<std::size_t>(1024, 2 * map_.size());
+  }
+  int edges = 0;
+  std::uintptr_t cursor = lo;
+  auto it = first_reaching(map_, lo);
+  while (cursor < hi) {
+    if (it == map_.end() || it->second.lo >= hi) {
+      edges += apply(*make_fragment(cursor, hi), t, mode);
+      break;
+    }
+    fragment* f = &it->second;
+    if (f->lo > cursor) {  // a gap before the next fragment
+      edges += apply(*make_fragment(cursor, f->lo), t, mode);
+      cursor = f->lo;
+      it = map_.find(f->lo);
+      continue;
+    }
+    if (f->lo < cursor) f = split(f, cursor);
+    if (f->hi > hi) split(f, hi);
+    edges += apply(*f, t, mode);
+    cursor = f->hi;
+    it = map_.upper_bound(f->lo);
+  }
+  return edges;
+}
+
+}  // namespace hytask::detail

@@ -1,0 +1,290 @@
+// The public task API on top of the scheduler: spawn internals, wait_all, yield, events.
+#include <string>
+
+#include "core/sched/cancellation.hpp"
+#include "core/deps/dependency.hpp"
+#include "platform/futex.hpp"
+#include "core/ext/root_wait.hpp"
+#include "core/sched/scheduler.hpp"
+#include "core/sched/scheduler_internal.hpp"
+#include "core/deps/versions.hpp"
+#include "hytask/core/event.hpp"
+#include "hytask/core/spawn.hpp"
+#include "hytask/core/task_group.hpp"
+#include "hytask/core/this_task.hpp"
+#include "hytask/errors.hpp"
+
+namespace hytask {
+namespace detail {
+namespace {
+
+constexpr std::int32_t spawn_bias = 1 << 30;
+
+inline task* spawn_common(core::worker* w) {
+  core::scheduler* s = core::scheduler::instance();
+  if (s->over_limit(w)) {
+    s->throttle(w);
+    w = core::current_worker();  // a throttled task may have moved
+  }
+  task* t = s->allocate(w);
+  task* parent = w->current_task;
+  if (parent == nullptr) {
+    // Main's root: its line 0 holds `alive`, which workers completing its children write;
+    // reading its flags or depth here would pull that line back on every spawn.
+    parent = s->root();
+    t->depth = 1;
+  } else {
+    t->depth = static_cast<std::uint8_t>(parent->depth < max_depth ? parent->depth + 1 : max_depth);
+    if (!(parent->flags & flag_parent)) parent->flags |= flag_parent;
+  }
+  t->parent = parent;
+  ++parent->unpublished;  // published in one atomic add at wait_all or when the body ends
+  t->spawn_seq = ++parent->children_spawned;
+  s->note_spawn(w);
+  return t;
+}
+
+}  // namespace
+
+void throw_null_region(const char* which, std::size_t bytes) {
+  throw usage_error(std::string("hytask::") + which + ": null pointer with a region of " +
+                    std::to_string(bytes) +
+                    " bytes; pass a valid address, or a count of 0 for no dependency");
+}
+
+task* new_task() { return spawn_common(core::require_worker("spawn")); }
+
+task* new_task(int priority, std::string_view name, task_group* group) {
+  task* t = spawn_common(core::require_worker("spawn"));
+  t->priority = priority;
+  if (!name.empty()) {
+    t->name = core::intern_name(name);
+    t->flags |= flag_cold;
+  }
+  if (group != nullptr) core::join_group(t, group->state());
+  return t;
+}
+
+void submit(task* t) {
+  core::scheduler* s = core::scheduler::instance();
+  s->classify(t);
+  s->push_ready(core::current_worker(), t);
+}
+
+spawn_context::spawn_context(task* t) : task_(t), parent_(t->parent) {
+  t->pending.store(spawn_bias, std::memory_order_relaxed);
+  // Before the accesses: a task in the communication class raises its predecessors.
+  core::scheduler::instance()->classify(t);
+}
+
+void spawn_context::region(const void* addr, std::size_t bytes, access_mode mode) {
+  if (bytes == 0) return;
+  auto lo = reinterpret_cast<std::uintptr_t>(addr);
+  std::uintptr_t hi = lo + bytes;
+  if (hi < lo)
+    throw usage_error("hytask::spawn: a region wraps around the address space (" +
+                      std::to_string(bytes) + " bytes); check the count passed to in/out/inout");
+  dep_domain*& d = parent_->domain;
+  if (d == nullptr) d = dep_domain::acquire();
+  edges_ += d->access(task_, lo, hi, mode);
+}
+
+void spawn_context::program_region(const void* addr, std::size_t bytes, access_mode mode) {
+  if (bytes != 0 && core::renamed_objects()) core::check_plain_access(task_, addr, bytes, mode);
+  region(addr, bytes, mode);
+}
+
+void spawn_context::submit() {
+  if (parent_->domain) parent_->domain->finish_spawn();
+  task_->refs.store(task_->tracker_refs > 0 ? 2 : 1, std::memory_order_relaxed);
+  if (edges_ == 0 && external_ == 0) {  // nobody can touch pending: no atomic needed
+    task_->pending.store(0, std::memory_order_relaxed);
+    core::scheduler::instance()->push_ready(core::current_worker(), task_);
+    return;
+  }
+  const std::int32_t drop = spawn_bias - edges_ - external_;
+  if (task_->pending.fetch_sub(drop, std::memory_order_acq_rel) == drop)
+    core::scheduler::instance()->push_ready(core::current_worker(), task_);
+}
+
+void abandon_spawn(spawn_context& ctx) {
+  task* t = ctx.target();
+  t->invoke(t, false);                 // destroys the callable
+  t->invoke = [](task*, bool) {};      // and leaves nothing to run
+  ctx.submit();
+}
+
+void spawn_context::raise_priority() { core::scheduler::instance()->raise_to_comm(task_); }
+
+void release_external(task* t, std::exception_ptr error, bool high) {
+  if (error) core::sched::fail_before_start(t, std::move(error));
+  if (high) core::scheduler::instance()->raise_to_comm(t);
+  if (t->pending.fetch_sub(1, std::memory_order_acq_rel) == 1)
+    core::scheduler::instance()->make_ready(t);
+}
+
+}  // namespace detail
+
+namespace {
+core::root_wait_hooks g_root_wait;
+}  // namespace
+
+void wait_all() {
+  core::worker* w = core::require_worker("wait_all");
+  const bool root = w->current_task == nullptr;
+  const core::root_wait_hooks hooks = g_root_wait;
+  if (!root || hooks.before == nullptr) {
+    core::scheduler::instance()->wait_children(w);
+    return;
+  }
+  hooks.before(hooks.ctx);
+  try {
+    core::scheduler::instance()->wait_children(w);
+  } catch (...) {
+    try {
+      hooks.after(hooks.ctx);
+    } catch (...) {  // the children's failure is the one to report
+    }
+    throw;
+  }
+  hooks.after(hooks.ctx);
+}
+
+namespace this_task {
+
+void yield() {
+  core::require_worker("this_task::yield");
+  core::scheduler::instance()->yield();
+}
+
+void poll() {
+  core::worker* w = core::current_worker();
+  if (w == nullptr) return;  // not a worker: nothing this thread may poll for
+  core::scheduler::instance()->poll_hint(w);
+}
+
+bool inside_task() {
+  core::worker* w = core::current_worker();
+  return w != nullptr && w->current_task != nullptr;
+}
+
+std::string_view name() {
+  core::worker* w = core::current_worker();
+  if (w == nullptr || w->current_task == nullptr || w->current_task->name == nullptr) return {};
+  return w->current_task->name;
+}
+
+std::uint64_t id() {
+  core::worker* w = core::current_worker();
+  return (w != nullptr && w->current_task != nullptr) ? core::task_id(w, w->current_task) : 0;
+}
+
+}  // namespace this_task
+
+int worker_index() {
+  core::worker* w = core::current_worker();
+  return w ? static_cast<int>(w->index) : -1;
+}
+
+unsigned worker_count() {
+  core::scheduler* s = core::scheduler::instance();
+  return s ? s->size() : 0;
+}
+
+// ---- event ---------------------------------------------------------------------------
+
+namespace {
+constexpr std::uintptr_t event_set = 1;
+}
+
+event::~event() = default;
+
+void event::set() {
+  std::uintptr_t old = state_.exchange(event_set, std::memory_order_acq_rel);
+  if (old == event_set) return;
+  auto* w = reinterpret_cast<detail::event_waiter*>(old);
+  while (w != nullptr) {
+    detail::event_waiter* next = w->next;  // fire may free or resume the node's owner
+    w->fire(w);
+    w = next;
+  }
+}
+
+bool event::is_set() const noexcept { return state_.load(std::memory_order_acquire) == event_set; }
+
+void event::add_waiter(detail::event_waiter* w) {
+  std::uintptr_t head = state_.load(std::memory_order_acquire);
+  do {
+    if (head == event_set) {
+      w->fire(w);
+      return;
+    }
+    w->next = reinterpret_cast<detail::event_waiter*>(head);
+  } while (!state_.compare_exchange_weak(head, reinterpret_cast<std::uintptr_t>(w),
+                                         std::memory_order_acq_rel, std::memory_order_acquire));
+}
+
+void event::wait() {
+  if (is_set()) return;
+  core::worker* w = core::current_worker();
+  if (w == nullptr) {
+    // A thread that is not a worker simply sleeps.
+    struct node : detail::event_waiter {
+      std::atomic<std::uint32_t> done{0};
+    } n;
+    n.fire = [](detail::event_waiter* e) {
+      auto* self = static_cast<node*>(e);
+      self->done.store(1, std::memory_order_release);
+      core::futex_wake(self->done);
+    };
+    add_waiter(&n);
+    while (n.done.load(std::memory_order_acquire) == 0) core::futex_wait(n.done, 0);
+    return;
+  }
+  struct node : detail::event_waiter {
+    event* ev;
+    detail::task* t;
+  } n;
+  n.ev = this;
+  core::scheduler::instance()->suspend(
+      [](detail::task* t, void* arg) {
+        auto* self = static_cast<node*>(arg);
+        self->t = t;
+        self->fire = [](detail::event_waiter* e) {
+          core::scheduler::instance()->resume(static_cast<node*>(e)->t);
+        };
+        self->ev->add_waiter(self);
+      },
+      &n);
+}
+
+void event_access::apply(detail::spawn_context& ctx) const {
+  if (ev->is_set()) return;
+  struct node : detail::event_waiter {
+    detail::task* t;
+  };
+  auto* n = new node;
+  n->t = ctx.target();
+  n->fire = [](detail::event_waiter* e) {
+    auto* self = static_cast<node*>(e);
+    detail::task* t = self->t;
+    delete self;
+    detail::release_external(t);
+  };
+  ctx.add_external();
+  ev->add_waiter(n);
+}
+
+}  // namespace hytask
+
+void hytask::core::set_root_wait_hooks(root_wait_hooks h) noexcept { hytask::g_root_wait = h; }
+
+[[noreturn]] void hytask::core::no_worker(const char* what) {
+  if (scheduler::instance() == nullptr)
+    throw usage_error(std::string("hytask::") + what +
+                      " called with no hytask::runtime alive: construct one in main "
+                      "(hytask::runtime rt(argc, argv);) and keep it alive while tasks run");
+  throw usage_error(std::string("hytask::") + what +
+                    " called from a thread that is not a hytask worker: call it from main (the "
+                    "thread that created the runtime) or from inside a task");
+}
