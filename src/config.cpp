@@ -10,7 +10,6 @@
 #include <string>
 
 #include "platform/topology.hpp"
-#include "node/node_report.hpp"
 #include "hytask/config.hpp"
 
 namespace hytask {
@@ -429,6 +428,4 @@ std::vector<knob_info> describe_knobs(const config& explicit_values) {
 
 namespace hytask {
 std::string describe_topology() { return core::topology::get().description; }
-
-std::string describe_node_tables() { return node::describe_tables(); }
 }  // namespace hytask

@@ -9,7 +9,7 @@
 #include <exception>
 
 #include "comm/comm.hpp"
-#include "core/sched/scheduler.hpp"
+#include "core/layer.hpp"
 #include "platform/topology.hpp"
 #include "fatal_errors.hpp"
 #include "global/system.hpp"
@@ -21,7 +21,6 @@ namespace hytask {
 struct runtime::impl {
   hytask::settings settings;
   std::unique_ptr<mpi::detail::comm_system> comm;
-  std::unique_ptr<core::scheduler> sched;
   bool tracing = false;
   bool stopped = false;
   void start(const config& cfg, int* argc, char*** argv);
@@ -77,7 +76,7 @@ const hytask::settings* detail::runtime_settings() noexcept {
 void runtime::impl::start(const config& cfg, int* argc, char*** argv) {
   // An uncaught hytask exception prints its message and exits 1 instead of a core dump.
   hytask::detail::install_fatal_error_handler();
-  if (core::scheduler::instance() != nullptr)
+  if (core::scheduler_alive())
     throw usage_error(
         "hytask: a hytask::runtime already exists; create exactly one, in main, and keep it "
         "alive while tasks run");
@@ -98,11 +97,11 @@ void runtime::impl::start(const config& cfg, int* argc, char*** argv) {
       tracing = true;
     }
     const auto core_settings = core::core_settings::from(settings);
-    sched = comm ? std::make_unique<core::scheduler>(core_settings, comm->progress_hooks())
-                 : std::make_unique<core::scheduler>(core_settings);
+    if (comm) core::start_scheduler(core_settings, comm->progress_hooks());
+    else core::start_scheduler(core_settings);
     if (comm) comm->start();
   } catch (...) {
-    sched.reset();
+    core::destroy_scheduler();
     comm.reset();
     if (tracing) trace::stop();
     throw;
@@ -137,7 +136,7 @@ void runtime::shutdown() {
     if (!error) error = std::current_exception();
   }
   try {
-    impl_->sched->shutdown();
+    core::shutdown_scheduler();
   } catch (...) {
     if (!error) error = std::current_exception();
   }
@@ -146,7 +145,7 @@ void runtime::shutdown() {
   // inside the scheduler — e.g. finishing the wake-up of a task whose resumption let main
   // get here — so they stop before the scheduler goes.
   impl_->comm.reset();
-  impl_->sched.reset();
+  core::destroy_scheduler();
   g_settings.store(nullptr, std::memory_order_release);
   if (impl_->tracing) trace::stop();
   if (error) std::rethrow_exception(error);
@@ -171,6 +170,6 @@ runtime::~runtime() {
 
 const hytask::settings& runtime::settings() const noexcept { return impl_->settings; }
 
-bool runtime::active() noexcept { return core::scheduler::instance() != nullptr; }
+bool runtime::active() noexcept { return core::scheduler_alive(); }
 
 }  // namespace hytask

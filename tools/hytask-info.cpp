@@ -5,6 +5,7 @@
 #include <string>
 
 #include "hytask/hytask.hpp"
+#include "node/node_report.hpp"
 
 int main(int argc, char** argv) {
   if (argc > 1 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
@@ -18,7 +19,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (argc == 2 && std::strcmp(argv[1], "--node") == 0) {
-    std::fputs(hytask::describe_node_tables().c_str(), stdout);
+    std::fputs(hytask::node::describe_tables().c_str(), stdout);
     return 0;
   }
   if (argc > 1) {

@@ -110,10 +110,6 @@ std::vector<knob_info> describe_knobs(const config& explicit_values = {});
 // threads available to this process.
 std::string describe_topology();
 
-// The node tables of the HYTASK_PROGRESS=node jobs running on this machine (hytask-info
-// --node): the node agent, and its counters (wakes, futile, suppressed) for each local rank.
-std::string describe_node_tables();
-
 // Parses a byte size such as 262144, 256K, 4M or 1G (powers of 1024).
 std::optional<std::size_t> parse_size(const std::string& text);
 

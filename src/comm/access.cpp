@@ -5,7 +5,7 @@
 #include <thread>
 
 #include "comm/comm.hpp"
-#include "core/sched/scheduler.hpp"
+#include "core/layer.hpp"
 
 namespace hytask::mpi::detail {
 namespace {
@@ -104,7 +104,7 @@ class access_masteronly final : public access_one_thread {
     return "";
   }
   void nudge() override {
-    if (auto* s = core::scheduler::instance()) s->wake_worker(0);
+    core::wake_worker(0);
   }
   core::poll_result worker_poll(unsigned worker, bool) override {
     if (worker != 0) return core::poll_result::nothing_pending;  // only main calls MPI

@@ -11,7 +11,7 @@
 #include <memory>
 #include <string>
 
-#include "core/ext/progress_hooks.hpp"
+#include "core/layer.hpp"
 #include "hytask/config.hpp"
 
 namespace hytask::mpi::detail {

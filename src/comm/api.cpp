@@ -10,7 +10,7 @@
 #include "comm/comm.hpp"
 #include "comm/error_handler.hpp"
 #include "comm/operation.hpp"
-#include "core/sched/scheduler.hpp"
+#include "core/layer.hpp"
 #include "hytask/core/spawn.hpp"
 #include "hytask/errors.hpp"
 #include "hytask/mpi.hpp"
@@ -24,7 +24,7 @@ namespace {
 
 detail::comm_system& sys(const char* what) {
   if (auto* c = detail::comm_system::instance()) return *c;
-  if (core::scheduler::instance() == nullptr)
+  if (!core::scheduler_alive())
     throw usage_error(std::string("hytask::mpi::") + what +
                       " called with no hytask::runtime alive: construct one in main first");
   throw usage_error(std::string("hytask::mpi::") + what +
@@ -209,7 +209,7 @@ void bind_one(hytask::detail::task* t, operation* op) {
     hytask::detail::task* task = self->t;
     detail::release(self->op);
     delete self;
-    core::scheduler::instance()->release_hold(task, std::move(err));
+    core::release_hold(task, std::move(err));
   };
   op->done.add_waiter(n);
 }
@@ -218,7 +218,7 @@ void bind_one(hytask::detail::task* t, operation* op) {
 
 void bind(std::span<request> requests) {
   sys("bind");
-  hytask::detail::task* t = core::scheduler::instance()->hold_current();
+  hytask::detail::task* t = core::hold_current();
   if (t == nullptr) {  // outside a task: nothing to hold, so wait
     waitall(requests);
     return;
@@ -227,11 +227,11 @@ void bind(std::span<request> requests) {
   bool first = true;
   for (request& r : requests) {
     if (!r.valid()) continue;
-    if (!first) core::scheduler::instance()->hold_current();
+    if (!first) core::hold_current();
     first = false;
     bind_one(t, r.get());
   }
-  if (first) core::scheduler::instance()->release_hold(t);  // no valid request
+  if (first) core::release_hold(t);  // no valid request
 }
 
 void bind(request& r) { bind(std::span<request>(&r, 1)); }

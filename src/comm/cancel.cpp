@@ -3,15 +3,13 @@
 
 #include "comm/comm.hpp"
 #include "comm/operation.hpp"
-#include "core/sched/cancellation.hpp"
-#include "core/sched/scheduler.hpp"
+#include "core/layer.hpp"
 #include "hytask/errors.hpp"
 
 namespace hytask::mpi::detail {
 
 bool task_is_cancelled(const hytask::detail::task* t) noexcept {
-  core::scheduler* s = core::scheduler::instance();
-  return s != nullptr && s->cancel_active() != 0 && core::task_cancelled(t);
+  return core::is_cancelled(t);
 }
 
 std::exception_ptr cancelled_error(const operation* op) {
@@ -51,7 +49,7 @@ void comm_system::scan_cancelled() {
 void comm_system::ask_for_poll() {
   nudge();  // the thread that may call MPI, in funneled and masteronly modes
   if (access_->workers_poll())
-    if (auto* s = core::scheduler::instance()) s->wake_for_progress();
+    core::wake_for_progress();
   policy_->registered();
 }
 

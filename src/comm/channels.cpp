@@ -11,8 +11,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "core/sched/scheduler.hpp"
-#include "core/ext/scope_ext.hpp"
+#include "core/layer.hpp"
 #include "hytask/errors.hpp"
 
 namespace hytask::mpi::detail {
@@ -165,8 +164,7 @@ void check_post_order(const operation* op, hytask::order_check mode, int rank) {
   if (op->what == kind::adopted || op->what == kind::custom || op->what == kind::polled) return;
   const bool coll = is_collective(op->what);
   if (!coll && (op->peer < 0 || op->tag < 0)) return;  // wildcards and MPI_PROC_NULL
-  core::worker* w = core::current_worker();
-  core::task* me = w ? w->current_task : nullptr;
+  core::task* me = core::current_task();
   if (me == nullptr || me->parent == nullptr || me->spawn_seq == 0) return;  // main, loops
   const int dir = coll ? 0 : (op->what == kind::recv || op->what == kind::probe ? 1 : 0);
   const std::uint64_t seq = me->spawn_seq;

@@ -12,12 +12,11 @@
 #include "comm/channels.hpp"
 #include "comm/error_handler.hpp"
 #include "comm/stall_watch.hpp"
-#include "core/sched/cancellation.hpp"
+#include "core/layer.hpp"
 #include "platform/clock.hpp"
 #include "platform/cpu.hpp"
 #include "platform/futex.hpp"
 #include "platform/cpu_wait.hpp"
-#include "core/sched/scheduler.hpp"
 #include "platform/stderr_drain.hpp"
 #include "platform/thread_name.hpp"
 #include "platform/topology.hpp"
@@ -270,26 +269,26 @@ void comm_system::post_here(operation* op) {
   // may have gone to sleep while the operation was neither queued nor registered yet, so
   // sleepers are woken even when the poster is not a worker. Then the progress policy.
   if (access_->workers_poll())
-    if (auto* s = core::scheduler::instance()) s->wake_for_progress();
+    core::wake_for_progress();
   policy_->registered();
 }
 
 void comm_system::submit(operation* op, bool internal) {
   jobs_.before_submit();  // comm/job_cancel.hpp
   op->internal = internal;
-  core::worker* w = internal ? nullptr : core::current_worker();
+  const bool worker = !internal && core::on_worker();
+  core::task* me = worker ? core::current_task() : nullptr;
   if (!internal) jobs_.note_comm(op->comm);
   // While the job is cancelled main posts nothing either (comm/job_cancel.hpp).
-  if (w != nullptr && w->current_task == nullptr && core::job_cancelled()) throw_cancelled(op);
-  if (w != nullptr && w->current_task != nullptr) {
+  if (worker && me == nullptr && core::job_cancelled()) throw_cancelled(op);
+  if (me != nullptr) {
     // A cancelled task starts nothing that may never complete (comm/cancel.hpp).
-    if (task_is_cancelled(w->current_task)) throw_cancelled(op);
-    op->task_name = w->current_task->name;
-    op->task_id = core::task_id(w, w->current_task);
+    if (task_is_cancelled(me)) throw_cancelled(op);
+    op->task_name = me->name;
+    op->task_id = core::id_of(me);
     check_post_order(op, settings_.order_check, rank_);
     // Tasks of this type communicate: later ones start in the communication class.
-    if (!(w->current_task->flags & hytask::detail::flag_internal))
-      core::scheduler::instance()->learn_comm(w->current_task);
+    if (!(me->flags & hytask::detail::flag_internal)) core::learn_comm(me);
   }
   if (may_call_mpi()) {
     post_here(op);
@@ -322,12 +321,11 @@ void comm_system::run_commands() {
 
 void comm_system::wait(operation* op) {
   if (op->state.load(std::memory_order_acquire) == op_complete) return;
-  core::worker* w = core::current_worker();
-  if (w != nullptr && w->current_task == nullptr) {
+  if (core::on_main_outside_tasks()) {
     op->done.wait();  // main: runs other tasks (and, through the hook, polls) meanwhile
     return;
   }
-  if (w != nullptr) {
+  if (core::task* me = core::current_task()) {
     // A task suspends; it is resumed in the communication class when HYTASK_COMM_PRIORITY=1.
     struct node : hytask::detail::event_waiter {
       operation* op;
@@ -337,14 +335,14 @@ void comm_system::wait(operation* op) {
     n.op = op;
     n.high = settings_.comm_priority;
     // A cancellation interrupts it (comm/cancel.hpp): a receive is cancelled, a send drained.
-    watch_cancellation(op, w->current_task);
-    core::scheduler::instance()->suspend(
+    watch_cancellation(op, me);
+    core::suspend(
         [](hytask::detail::task* t, void* arg) {
           auto* self = static_cast<node*>(arg);
           self->t = t;
           self->fire = [](hytask::detail::event_waiter* e) {
             auto* me = static_cast<node*>(e);
-            core::scheduler::instance()->resume(me->t, me->high);
+            core::resume(me->t, me->high);
           };
           self->op->done.add_waiter(self);
         },
@@ -446,8 +444,7 @@ void comm_system::thread_main(bool is_mpi_thread) {
 
 bool comm_system::serves_idle_workers() const {
   if (!has_work()) return false;
-  auto* s = core::scheduler::instance();
-  return s != nullptr && s->any_worker_idle();
+  return core::any_worker_idle();
 }
 
 void comm_system::drain() {
@@ -510,7 +507,6 @@ void comm_system::finalise() {
 // ---- watchdog --------------------------------------------------------------------------
 
 void comm_system::watchdog_main() {
-  auto* sched = core::scheduler::instance();
   const std::int64_t limit = static_cast<std::int64_t>(settings_.watchdog_s) * 1'000'000'000LL;
   constexpr long look_ns = 100'000'000L;
   constexpr std::int64_t late_slack_ns = 20'000'000;  // timer slack and wake-up, not starvation
@@ -525,12 +521,12 @@ void comm_system::watchdog_main() {
     const std::int64_t now = core::now_ns();
     if (last_look >= 0) unrun += std::max<std::int64_t>(0, now - last_look - look_ns - late_slack_ns);
     const std::uint64_t progress =
-        sched->tasks_started() + engine_.completions() + posts_.load(std::memory_order_relaxed);
-    const bool busy = engine_.pending() != 0 || sched->in_flight() > 0 ||
+        core::tasks_started() + engine_.completions() + posts_.load(std::memory_order_relaxed);
+    const bool busy = engine_.pending() != 0 || core::tasks_in_flight() > 0 ||
                       has_commands_.load(std::memory_order_acquire);
     // A worker running a task (or main running the program's code) is progress, however
     // long it computes: only a rank whose workers all idle can be stuck.
-    const bool progressed = progress != last_progress || !busy || sched->any_worker_busy();
+    const bool progressed = progress != last_progress || !busy || core::any_worker_busy();
     last_progress = progress;
     const bool was_stalled = watch.stalled();
     const stall_watch::verdict v = watch.look(progressed, now, unrun);
@@ -595,7 +591,7 @@ void comm_system::watchdog_main() {
                    "or finished, no MPI operation completed); %zu MPI operation(s) pending, "
                    "%" PRId64 " task(s) in flight:\n%s%s"
                    "hytask watchdog: rank %d: aborting the job (HYTASK_WATCHDOG_S=%u)\n",
-                   rank_, settings_.watchdog_s, n, sched->in_flight(), report.c_str(), cpu,
+                   rank_, settings_.watchdog_s, n, core::tasks_in_flight(), report.c_str(), cpu,
                    rank_, settings_.watchdog_s);
       std::fflush(stderr);
       core::wait_until_stderr_read();

@@ -20,7 +20,7 @@
 #include "comm/job_cancel.hpp"
 #include "comm/operation.hpp"
 #include "comm/progress_policy.hpp"
-#include "core/ext/progress_hooks.hpp"
+#include "core/layer.hpp"
 #include "hytask/config.hpp"
 
 namespace hytask::mpi::detail {

@@ -10,8 +10,7 @@
 #include "comm/comm.hpp"
 #include "comm/error_handler.hpp"
 #include "comm/operation.hpp"
-#include "core/sched/cancellation.hpp"
-#include "core/sched/scheduler.hpp"
+#include "core/layer.hpp"
 #include "hytask/comm/cancel.hpp"
 #include "hytask/comm/error.hpp"
 #include "hytask/core/spawn.hpp"
@@ -270,8 +269,7 @@ void job_cancel::broadcast() {
 }
 
 void job_cancel::collective() {
-  core::worker* w = core::current_worker();
-  if (w == nullptr || w->current_task != nullptr)
+  if (!core::on_main_outside_tasks())
     throw usage_error(
         "hytask::mpi::cancel_collective: call it from main, on every rank (it waits for the "
         "job's tasks); from a task, or on one rank, use hytask::mpi::cancel_broadcast()");
@@ -280,8 +278,7 @@ void job_cancel::collective() {
 }
 
 bool job_cancel::settle_if_cancelled() {
-  core::worker* w = core::current_worker();
-  if (w == nullptr || w->current_task != nullptr)
+  if (!core::on_main_outside_tasks())
     throw usage_error(
         "hytask::mpi::settle_cancellation: call it from main, on every rank (it agrees with "
         "the other ranks and waits for the job's tasks)");

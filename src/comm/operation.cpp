@@ -3,7 +3,7 @@
 #include <climits>
 #include <string>
 
-#include "core/sched/scheduler.hpp"
+#include "core/layer.hpp"
 #include "trace/trace.hpp"
 
 namespace hytask::mpi::detail {

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "core/ext/progress_hooks.hpp"
+#include "core/layer.hpp"
 
 namespace hytask::mpi::detail {
 

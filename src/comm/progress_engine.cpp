@@ -2,7 +2,7 @@
 
 #include "comm/cancel.hpp"
 #include "comm/error_handler.hpp"
-#include "core/sched/cancellation.hpp"
+#include "core/layer.hpp"
 
 #include "trace/trace.hpp"
 

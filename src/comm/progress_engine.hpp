@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "comm/operation.hpp"
-#include "core/ext/progress_hooks.hpp"
+#include "core/layer.hpp"
 
 namespace hytask::mpi::detail {
 

@@ -11,8 +11,7 @@
 #include <string>
 
 #include "comm/comm.hpp"
-#include "core/sched/scheduler.hpp"
-#include "core/sched/cancellation.hpp"
+#include "core/layer.hpp"
 #include "comm/operation.hpp"
 #include "global/mpi_call.hpp"
 #include "global/system.hpp"
@@ -75,7 +74,7 @@ global_memory::global_memory(MPI_Comm comm, std::size_t local_bytes, const globa
                              const char* kind, std::source_location where)
     : layout_(layout), kind_(kind), comm_(comm), local_bytes_(local_bytes), where_(where) {
   mpi::detail::comm_system& cs = gd::comm_or_throw("PGAS objects (hytask::global_array, tiled_matrix)");
-  if (core::current_worker() == nullptr || core::current_worker()->current_task != nullptr)
+  if (!core::on_main_outside_tasks())
     throw usage_error(std::string("hytask: a ") + kind +
                       " constructed outside main: PGAS objects are collective, create them "
                       "from main on every rank");

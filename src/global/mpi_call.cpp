@@ -3,7 +3,7 @@
 #include <string>
 
 #include "comm/operation.hpp"
-#include "core/sched/scheduler.hpp"
+#include "core/layer.hpp"
 #include "hytask/comm/error.hpp"
 #include "hytask/errors.hpp"
 
@@ -11,7 +11,7 @@ namespace hytask::global::detail {
 
 mpi::detail::comm_system& comm_or_throw(const char* what) {
   if (auto* c = mpi::detail::comm_system::instance()) return *c;
-  if (core::scheduler::instance() == nullptr)
+  if (!core::scheduler_alive())
     throw usage_error(std::string("hytask: ") + what +
                       " with no hytask::runtime alive: construct one in main first");
   throw usage_error(std::string("hytask: ") + what +

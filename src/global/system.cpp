@@ -11,10 +11,8 @@
 
 #include "comm/comm.hpp"
 #include "comm/operation.hpp"
-#include "core/ext/root_wait.hpp"
-#include "core/sched/scheduler.hpp"
+#include "core/layer.hpp"
 #include "platform/stderr_drain.hpp"
-#include "core/ext/watch.hpp"
 #include "global/mpi_call.hpp"
 #include "hytask/core/spawn.hpp"
 #include "hytask/comm/error.hpp"
@@ -148,10 +146,9 @@ std::string global_system::describe(std::uint64_t key) const {
 }
 
 void global_system::require_main(const char* what) const {
-  core::worker* w = core::current_worker();
-  if (w != nullptr && w->current_task == nullptr) return;
+  if (core::on_main_outside_tasks()) return;
   throw usage_error(std::string("hytask: ") + what +
-                    (w == nullptr ? " on a thread that is not main or a task"
+                    (!core::on_worker() ? " on a thread that is not main or a task"
                                   : " in a task") +
                     ": global dependencies are declared by tasks that main spawns, and phases "
                     "are advanced by main (remote dependencies are root-level only); "
@@ -177,7 +174,7 @@ std::uint64_t global_system::declare(hytask::detail::spawn_context& ctx, locatio
       // Until its phase is matched, which needs main's next fence, the task cannot run: a
       // spawn that waited for it in the throttle would wait forever (seed 001 §5.2.1: a
       // phase must be discovered whole; the window of active phases bounds memory instead).
-      core::scheduler::instance()->set_aside(1);
+      core::set_aside(1);
     }
     core::watch_completion(t, &global_system::completed, rec);
   }
@@ -259,13 +256,12 @@ void global_system::push(int dest, std::uint64_t id, std::uint64_t key) {
 // it learns the types of tasks that post MPI operations).
 void global_system::remote_successor(void* task) {
   auto* t = static_cast<hytask::detail::task*>(task);
-  core::scheduler* s = core::scheduler::instance();
-  s->raise_to_comm(t);
-  s->learn_comm(t);
+  core::raise_to_comm(t);
+  core::learn_comm(t);
 }
 
 void global_system::phase_matched(std::size_t tasks) {
-  if (tasks) core::scheduler::instance()->take_back(static_cast<std::int64_t>(tasks));
+  if (tasks) core::take_back(static_cast<std::int64_t>(tasks));
 }
 
 void global_system::copyin_new_phase() {
@@ -530,8 +526,7 @@ namespace hytask {
 void fence() {
   auto* sys = global::detail::global_system::instance();
   if (sys == nullptr) {
-    core::worker* w = core::current_worker();
-    if (w == nullptr || w->current_task != nullptr)
+    if (!core::on_main_outside_tasks())
       throw usage_error("hytask: hytask::fence() in a task or on a thread that is not main: "
                         "phases are advanced by main, on every rank");
     return;

@@ -3,7 +3,7 @@
 #include "comm/comm.hpp"
 #include "comm/error_handler.hpp"
 #include "comm/operation.hpp"
-#include "core/sched/scheduler.hpp"
+#include "core/layer.hpp"
 #include "hytask/errors.hpp"
 #include "intercept/errors.hpp"
 #include "intercept/status.hpp"
@@ -77,10 +77,9 @@ polled_result run_polled(const polled_call& c, int (*test)(void*, int*, MPI_Stat
     // gone. So it is submitted as the runtime's own, interrupted at once: its hook runs as
     // it is posted, and it ends when the requests have completed.
     if (c.cancel == nullptr) throw;
-    core::worker* w = core::current_worker();
-    if (w != nullptr && w->current_task != nullptr) {  // for the watchdog's report
-      op->task_name = w->current_task->name;
-      op->task_id = core::task_id(w, w->current_task);
+    if (core::task* me = core::current_task()) {  // for the watchdog's report
+      op->task_name = me->name;
+      op->task_id = core::id_of(me);
     }
     op->cancel_requested.store(true, std::memory_order_release);
     sys.submit(op, true);

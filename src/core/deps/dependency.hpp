@@ -20,14 +20,12 @@
 #include <utility>
 #include <vector>
 
+#include "core/deps/successors.hpp"
 #include "platform/node_pool.hpp"
 #include "hytask/core/access.hpp"
 #include "hytask/core/detail/task.hpp"
 
 namespace hytask::detail {
-
-// Adds the edge pred -> succ unless pred has completed; returns 1 if added.
-int add_edge(task* pred, task* succ);
 
 // The readers of a fragment since its last writer: a few inline, more on the heap.
 class reader_list {
@@ -165,8 +163,5 @@ struct dep_domain {
   edge_fn recorder_ = nullptr;
   void* recorder_ctx_ = nullptr;
 };
-
-// Frees the overflow successor slots of a task that is being recycled.
-void free_successor_blocks(task* t);
 
 }  // namespace hytask::detail

@@ -18,6 +18,7 @@
 
 #include <exception>
 
+#include "core/layer.hpp"
 #include "hytask/core/detail/task.hpp"
 
 namespace hytask::core {
@@ -30,9 +31,6 @@ const std::exception_ptr& cancel_marker() noexcept;
 // Whether t (running or about to start or complete) is cancelled. Call only while
 // cancel_active(): it walks t's ancestors.
 bool task_cancelled(const detail::task* t) noexcept;
-
-// Whether e is a hytask::task_cancelled (an MPI call interrupted by a cancellation).
-bool is_task_cancelled(const std::exception_ptr& e) noexcept;
 
 // At spawn, for a task with task_options::group (before it is submitted).
 void join_group(detail::task* t, detail::group_state* g) noexcept;
@@ -56,19 +54,7 @@ bool failed_by_cancellation(detail::task* t) noexcept;
 // cancelled, cancels its group when it failed, and leaves the group. Reads t's status only.
 void leave_group(detail::task* t) noexcept;
 
-// The whole job on this rank: every task, spawned before or after, until end_job_cancel
-// (which the caller makes only once no task is in flight). Thread-safe; idempotent.
-void cancel_job() noexcept;
-void end_job_cancel() noexcept;
-bool job_cancelled() noexcept;
-
-// While t is being spawned: it is never cancelled (the global layer's copyin transfers: the
-// owner sends the data whatever happens, and the receive must be posted to match it).
-inline void make_uncancellable(detail::task* t) noexcept { t->flags |= detail::flag_uncancellable; }
-
-// A layer above (the MPI layer) is told after every cancellation, to interrupt the waits it
-// knows of (the tasks suspended in MPI operations); from the cancelling thread.
-using cancel_hook_fn = void (*)();
-void set_cancel_hook(cancel_hook_fn f) noexcept;
+// cancel_job, job_cancelled, make_uncancellable, set_cancel_hook, is_task_cancelled: the
+// face (core/layer.hpp), for the layers above.
 
 }  // namespace hytask::core

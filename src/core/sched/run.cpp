@@ -4,6 +4,7 @@
 #include "core/sched/cancellation.hpp"
 #include "platform/cpu.hpp"
 #include "core/deps/dependency.hpp"
+#include "core/deps/successors.hpp"
 #include "core/sched/scheduler_internal.hpp"
 #include "core/ext/scope_ext.hpp"
 #include "core/deps/versions.hpp"
@@ -14,26 +15,6 @@ namespace hytask::core {
 using namespace sched;
 
 // ---- running and completing ----------------------------------------------------------
-
-void scheduler::fiber_main() {
-  scheduler* s = instance_;
-  for (;;) {
-    worker* w = current_worker();
-    if (s->should_go_home(w, false)) {
-      s->go_home(w);
-      continue;
-    }
-    if (task* t = s->find_work(w)) {
-      s->run(w, t);
-      continue;
-    }
-    if (s->should_go_home(w, true)) {
-      s->go_home(w);
-      continue;
-    }
-    s->idle(w);
-  }
-}
 
 bool scheduler::should_go_home(worker* w, bool found_nothing) {
   if (w->help_pred) return w->help_pred(w->help_arg, found_nothing);
@@ -110,30 +91,10 @@ void scheduler::release_successors(worker* w, task* t) {
   // successors: they are skipped, and fail theirs in turn. The closed count says so to the
   // tasks spawned later.
   const bool failed = has_failed(t);
-  const std::uint32_t n = t->nsucc.exchange(
-      failed ? detail::successors_closed_failed : detail::successors_closed, std::memory_order_acq_rel);
-  if (n == 0) return;
-  // Successors were spawned on other cores, typically: start fetching all of them before the
-  // first (serialising) atomic decrement.
-  const std::uint32_t inline_n = std::min(n, detail::task_inline_successors);
-  for (std::uint32_t i = 0; i < inline_n; ++i) prefetch_for_write(t->succ[i]);
-  auto release = [&](task* s) {
+  detail::release_successors(t, failed, [&](task* s) {
     if (failed) fail_before_start(s, t->error);
     if (s->pending.fetch_sub(1, std::memory_order_acq_rel) == 1) place_released(w, s);
-  };
-  for (std::uint32_t i = 0; i < inline_n; ++i) release(t->succ[i]);
-  // Read only what the closed count covers: an adder that lost the race with completion may
-  // still be linking a block after those.
-  std::uint32_t left = n - inline_n;
-  if (left == 0) return;
-  detail::successor_block* b = t->succ_blocks;
-  for (;;) {
-    std::uint32_t k = std::min(left, detail::successor_block::slots);
-    for (std::uint32_t i = 0; i < k; ++i) release(b->slot[i]);
-    left -= k;
-    if (left == 0) return;
-    b = b->next;
-  }
+  });
 }
 
 void scheduler::place_released(worker* w, task* s) {

@@ -20,11 +20,9 @@ using namespace sched;
 
 namespace {
 
-thread_local worker* t_worker = nullptr;
-
 // Writes the running task's name for the stack overflow message (async-signal-safe).
 std::size_t describe_running(char* buf, std::size_t cap) {
-  worker* w = t_worker;
+  worker* w = current_worker();
   task* t = w ? w->current_task : nullptr;
   const char* prefix = t ? "task '" : "the scheduler";
   std::size_t n = 0;
@@ -40,13 +38,6 @@ std::size_t describe_running(char* buf, std::size_t cap) {
 }  // namespace
 
 scheduler* scheduler::instance_ = nullptr;
-
-[[gnu::noinline]] worker* current_worker() noexcept {
-  asm volatile("" ::: "memory");
-  return t_worker;
-}
-
-[[gnu::noinline]] void set_current_worker(worker* w) noexcept { t_worker = w; }
 
 std::uint64_t task_id(worker* w, task* t) {
   if (t->id == 0) {
@@ -83,7 +74,7 @@ scheduler::scheduler(const core_settings& s, const progress_hooks& hooks)
 
   prefault_records();
   start_versions(&root_);
-  set_fiber_main(&scheduler::fiber_main);
+  set_fiber_main(&worker_loop);
   install_overflow_handler(&describe_running, settings_.stack_size);
 
   worker* w0 = workers_[0];
