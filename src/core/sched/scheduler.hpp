@@ -19,7 +19,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/ext/comm_types.hpp"
+#include "core/sched/comm_types.hpp"
 #include "core/sched/worker.hpp"
 #include "platform/fiber.hpp"
 #include "core/ext/progress_hooks.hpp"

@@ -1,5 +1,5 @@
 // The learned communication class: see comm_types.hpp.
-#include "core/ext/comm_types.hpp"
+#include "core/sched/comm_types.hpp"
 
 namespace hytask::core {
 
