@@ -1,5 +1,5 @@
 // The omp layer's process-wide state: what the OMPT callbacks (ompt_tool.cpp), the session's
-// progress thread (progress_thread.hpp), fulfill_when and commtask share. It is a static
+// progress thread (session_progress.hpp), fulfill_when and commtask share. It is a static
 // object that outlives every session, because OMPT callbacks exist for the whole process:
 // they look at `point_engine` and return at once while no session polls through them.
 // "Point" is a scheduling point of either kind: an OMPT callback (libomp) or the start or end
@@ -58,7 +58,7 @@ struct layer {
   std::atomic<bool> task_hooks{false};
   std::atomic<int> tasks_running{0};
   std::atomic<std::int64_t> last_boundary_ns{0};  // within a microsecond
-  // The session's thread asleep on its timer beside wrapped tasks (progress_thread.hpp), when
+  // The session's thread asleep on its timer beside wrapped tasks (session_progress.hpp), when
   // the timer fires, and the period a task start pushes it to. Read by task boundaries
   // without `users`, so that they take it only when they poll or must move the timer.
   std::atomic<bool> thread_beside_tasks{false};

@@ -14,7 +14,7 @@
 // OpenMP thread is in a long task, or idle without callbacks — it polls, and is back on its
 // own period. A wake costs the core's compute 20-50 us on these virtual machines (DESIGN.md,
 // the backstop), hence the long sleeps while it is not needed. While the OpenMP threads leave
-// a core idle (core::idle_meter: waiting for these requests, typically) it polls on its
+// a core idle (platform/idle_meter.hpp: waiting for these requests, typically) it polls on its
 // shortest period: a poll costs the compute nothing then, and it sees completions at once. An OpenMP thread that starts
 // a wait (barrier, taskwait) while requests are pending may go idle with no callback after
 // it: it wakes the thread from a long sleep, and the thread's next look polls, on its
@@ -43,7 +43,7 @@ namespace hytask::omp::detail {
 class progress_thread {
  public:
   // `ompt`: OMPT callbacks poll too (stand aside while they do).
-  // `workers`: the OpenMP threads that compute (core::idle_meter).
+  // `workers`: the OpenMP threads that compute (platform/idle_meter.hpp).
   // `task_hooks`: wrapped libgomp tasks poll at their starts and ends (sleep while one runs).
   progress_thread(mpi::detail::engine& e, std::int64_t min_ns, std::int64_t max_ns, bool ompt,
                   bool task_hooks, int workers);
