@@ -2,6 +2,11 @@
 // HYTASK_MPI_MODE: comm/access.hpp), the progress policy (who polls while the workers are
 // busy, HYTASK_PROGRESS: comm/progress_policy.hpp), the thread they may need and the
 // watchdog. Channels (ordering and checking posts by tasks) are in comm/channels.hpp.
+//
+// One class, its members defined by concept: comm_init.cpp (initialise or adopt MPI, start,
+// stop, finalise), post.cpp (submit, the command queue), wait.cpp (wait, test),
+// progress_loop.cpp (the workers' hooks, the progress or MPI thread's loop), drain.cpp,
+// watchdog.cpp, counters.cpp, cancel.cpp (cancel, scan_cancelled).
 #pragma once
 
 #include <mpi.h>

@@ -1,0 +1,38 @@
+// Draining at shutdown: every operation completes before MPI_Finalize (sends whose requests the
+// program dropped, collectives other ranks have not reached yet); a warning after 10 s.
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <thread>
+
+#include "comm/comm.hpp"
+#include "core/layer.hpp"
+
+namespace hytask::mpi::detail {
+
+void comm_system::drain() {
+  // Every operation must complete before MPI_Finalize. Pending ones are normally sends whose
+  // requests the program dropped, or collectives other ranks have not reached yet.
+  const std::int64_t start = core::now_ns();
+  bool warned = false;
+  while (engine_.pending() != 0 || has_commands_.load(std::memory_order_acquire)) {
+    if (may_call_mpi()) {
+      run_commands();
+      engine_.poll();
+    } else {
+      nudge();
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+    if (!warned && core::now_ns() - start > 10'000'000'000LL) {
+      std::fprintf(stderr,
+                   "hytask: rank %d: %zu MPI operation(s) still pending at shutdown; waiting for "
+                   "them before MPI_Finalize (HYTASK_WATCHDOG_S makes hytask abort instead of "
+                   "waiting forever)\n",
+                   rank_, engine_.pending());
+      warned = true;
+    }
+  }
+  stop_watchdog();  // it reads the scheduler, which the runtime destroys next
+}
+
+}  // namespace hytask::mpi::detail
