@@ -1,11 +1,20 @@
+// The three access modes (comm/access.hpp): multiple, funneled (its MPI thread, which
+// initialises MPI, runs the queued operations and polls for idle workers) and masteronly.
 #include "comm/access.hpp"
 
 #include <mpi.h>
 
+#include <condition_variable>
+#include <exception>
+#include <mutex>
 #include <thread>
 
-#include "comm/comm.hpp"
 #include "core/layer.hpp"
+#include "hytask/errors.hpp"
+#include "platform/clock.hpp"
+#include "platform/cpu.hpp"
+#include "platform/thread_name.hpp"
+#include "platform/topology.hpp"
 
 namespace hytask::mpi::detail {
 namespace {
@@ -33,7 +42,7 @@ class access_multiple final : public mpi_access {
            ") or HYTASK_MPI_MODE=masteronly";
   }
   bool may_call_mpi() const override { return true; }
-  core::poll_result worker_poll(unsigned, bool) override { return c_.eng().poll(); }
+  core::poll_result worker_poll(unsigned, bool) override { return port_.eng.poll(); }
 };
 
 // The modes where one thread makes every call.
@@ -66,24 +75,84 @@ class access_funneled final : public access_one_thread {
     return "";
   }
   bool has_mpi_thread() const override { return true; }
+  // The MPI thread initialises MPI, so that MPI's "main thread" is the one calling it; or,
+  // when the program initialised MPI (SERIALIZED or MULTIPLE, checked in accept()), it
+  // adopts it: either way it is the only hytask thread that calls MPI.
+  std::thread initialise_mpi(const std::function<void()>& init,
+                             std::function<void()> loop) override {
+    std::mutex m;
+    std::condition_variable cv;
+    bool ready = false;
+    std::string init_error;  // set by the MPI thread when initialising failed
+    std::thread t([&init, loop = std::move(loop), &m, &cv, &ready, &init_error] {
+      core::name_this_thread("hytask-mpi");
+      core::leave_main_core();
+      std::string why;
+      try {
+        init();
+      } catch (const std::exception& e) {
+        why = e.what();
+      }
+      const bool ok = why.empty();
+      {
+        // Notify under the lock: once it is released initialise_mpi may return and
+        // destroy m, cv, ready and init_error.
+        std::lock_guard<std::mutex> lock(m);
+        init_error = std::move(why);
+        ready = true;
+        cv.notify_one();
+      }
+      if (ok) loop();
+    });
+    std::unique_lock<std::mutex> lock(m);
+    cv.wait(lock, [&] { return ready; });
+    if (!init_error.empty()) {
+      t.join();
+      throw usage_error(init_error);
+    }
+    return t;
+  }
   void nudge() override {
     // A request still pending will be served: no second wake-up (busy workers nudge at
     // task switches, waits from threads that are not workers in a loop).
-    if (c_.request_poll()) c_.wake_thread();
+    if (port_.word.ask_poll()) port_.word.wake();
   }
   // A worker cannot poll: it asks the MPI thread to, which then polls back to back for as
-  // long as some worker is idle and operations are pending (comm_system::thread_main), the
-  // way an idle worker polls in multiple mode. The idle worker itself looks for tasks and
+  // long as some worker is idle and operations are pending (mpi_thread_serves), the way an
+  // idle worker polls in multiple mode. The idle worker itself looks for tasks and
   // sleeps: spinning only to ask again would take the core the MPI thread needs (with more
   // threads than cores it starved the MPI thread for seconds) and make a system call per
   // poll to wake it.
   core::poll_result worker_poll(unsigned, bool idle) override {
-    if (!c_.has_work()) return core::poll_result::nothing_pending;
+    if (!port_.has_work()) return core::poll_result::nothing_pending;
     nudge();
     return idle ? core::poll_result::delegated : core::poll_result::nothing_pending;
   }
   // The MPI thread polls what it registers while a worker idles: no sleeper is woken.
   bool workers_poll() const override { return false; }
+  bool mpi_thread_serves() override {
+    if (!port_.has_work() || !core::any_worker_idle()) {
+      serving_since_ = -1;
+      return false;
+    }
+    // A worker idles while operations are pending: it cannot poll and sleeps, so this
+    // thread polls for it as an idle worker would in multiple mode: back to back for
+    // HYTASK_SPIN_US after the last completion, then yielding the core between polls; and it
+    // yields right after a completion, which may have woken that worker. The policy's own
+    // schedule resumes once every worker is busy or nothing is pending.
+    const core::poll_result r = port_.eng.poll();
+    const std::int64_t now = core::now_ns();
+    if (r == core::poll_result::progressed || serving_since_ < 0) serving_since_ = now;
+    if (r != core::poll_result::progressed && now - serving_since_ < port_.spin_ns) {
+      for (int i = 0; i < 16; ++i) core::cpu_relax();
+    } else {
+      std::this_thread::yield();
+    }
+    return true;
+  }
+
+ private:
+  std::int64_t serving_since_ = -1;  // serving idle workers: since the last completion
 };
 
 class access_masteronly final : public access_one_thread {
@@ -110,9 +179,9 @@ class access_masteronly final : public access_one_thread {
     if (worker != 0) return core::poll_result::nothing_pending;  // only main calls MPI
     // Main polls at its scheduling points only when it has nothing else to run, or every
     // HYTASK_POLL_EVERY task switches with the workers policy.
-    const bool had = c_.has_commands();
-    c_.run_commands();
-    const core::poll_result r = c_.eng().poll();
+    const bool had = port_.queue.any();
+    port_.run_queued(port_.ctx);
+    const core::poll_result r = port_.eng.poll();
     return had && r != core::poll_result::nothing_pending ? core::poll_result::progressed : r;
   }
   bool worker_has_pending(unsigned worker) const override {
@@ -123,15 +192,21 @@ class access_masteronly final : public access_one_thread {
 
 }  // namespace
 
-bool mpi_access::worker_has_pending(unsigned) const { return c_.has_work(); }
+bool mpi_access::worker_has_pending(unsigned) const { return port_.has_work(); }
 
-std::unique_ptr<mpi_access> mpi_access::make(hytask::mpi_mode mode, comm_system& c) {
+std::thread mpi_access::initialise_mpi(const std::function<void()>& init,
+                                       std::function<void()>) {
+  init();
+  return {};
+}
+
+std::unique_ptr<mpi_access> mpi_access::make(hytask::mpi_mode mode, const access_port& p) {
   switch (mode) {
-    case hytask::mpi_mode::funneled: return std::make_unique<access_funneled>(c);
-    case hytask::mpi_mode::masteronly: return std::make_unique<access_masteronly>(c);
+    case hytask::mpi_mode::funneled: return std::make_unique<access_funneled>(p);
+    case hytask::mpi_mode::masteronly: return std::make_unique<access_masteronly>(p);
     case hytask::mpi_mode::multiple: break;
   }
-  return std::make_unique<access_multiple>(c);
+  return std::make_unique<access_multiple>(p);
 }
 
 }  // namespace hytask::mpi::detail

@@ -3,32 +3,61 @@
 //   multiple    any thread calls MPI; needs MPI_THREAD_MULTIPLE.
 //   funneled    hytask starts an MPI thread, which initialises MPI (MPI_THREAD_FUNNELED), or
 //               adopts the program's MPI (SERIALIZED or MULTIPLE), and makes every MPI call:
-//               the others queue operations and ask it to poll.
+//               the others queue operations and ask it to poll. While a worker idles with
+//               operations pending, the MPI thread polls for it.
 //   masteronly  only main calls MPI (MPI_THREAD_FUNNELED), and only when it waits inside
 //               hytask with no task ready: operations of other threads wait for it.
+// A mode sees of the comm system only its access_port.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 
+#include "comm/command_queue.hpp"
+#include "comm/progress_engine.hpp"
+#include "comm/thread_word.hpp"
 #include "core/layer.hpp"
 #include "hytask/config.hpp"
 
 namespace hytask::mpi::detail {
 
-class comm_system;
+// What an access mode works with: the engine it polls, the operations queued for the thread
+// that may call MPI and how to post them, and the word of the thread that polls.
+struct access_port {
+  engine& eng;
+  command_queue& queue;
+  thread_word& word;
+  // Posts the queued operations (comm_system::run_commands), on the thread that may call MPI.
+  void (*run_queued)(void* ctx);
+  void* ctx;
+  std::int64_t spin_ns;  // HYTASK_SPIN_US
+
+  // Operations pending or queued (or polls asked for, engine::force_polls).
+  bool has_work() const noexcept {
+    return eng.pending() != 0 || queue.any() || eng.forced();
+  }
+};
 
 class mpi_access {
  public:
-  explicit mpi_access(comm_system& c) : c_(c) {}
+  explicit mpi_access(const access_port& p) : port_(p) {}
   virtual ~mpi_access() = default;
   mpi_access(const mpi_access&) = delete;
   mpi_access& operator=(const mpi_access&) = delete;
 
-  static std::unique_ptr<mpi_access> make(hytask::mpi_mode mode, comm_system& c);
+  static std::unique_ptr<mpi_access> make(hytask::mpi_mode mode, const access_port& p);
 
   // The thread level asked of MPI_Init_thread.
   virtual int level_needed() const = 0;
+  // Runs init (MPI's initialisation: MPI_Init_thread or adoption, then accept) on the thread
+  // that is to call MPI, and returns the thread started for it, if any. Funneled starts its
+  // MPI thread, which runs init, then loop until it returns; the others run init here. A
+  // failure of init is thrown here.
+  virtual std::thread initialise_mpi(const std::function<void()>& init,
+                                     std::function<void()> loop);
   // Called on the thread that initialised MPI (initialised = false) or found it initialised
   // by the program, with the level MPI gives: why this mode cannot work, or "".
   virtual std::string accept(bool initialised, int provided) = 0;
@@ -44,9 +73,13 @@ class mpi_access {
   virtual bool worker_has_pending(unsigned worker) const;
   // Whether sleeping workers are woken when an operation is registered: they poll it.
   virtual bool workers_poll() const { return true; }
+  // The MPI thread, each round of its loop after running the queued operations: whether it
+  // polled in place of the progress policy's round (funneled, while a worker idles with
+  // operations pending); the round ends there.
+  virtual bool mpi_thread_serves() { return false; }
 
  protected:
-  comm_system& c_;
+  access_port port_;
 };
 
 }  // namespace hytask::mpi::detail

@@ -14,17 +14,17 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
-#include <vector>
 
 #include "comm/access.hpp"
+#include "comm/command_queue.hpp"
 #include "comm/comm_settings.hpp"
 #include "comm/progress_engine.hpp"
 #include "comm/job_cancel.hpp"
 #include "comm/operation.hpp"
 #include "comm/progress_policy.hpp"
+#include "comm/thread_word.hpp"
 #include "core/layer.hpp"
 #include "hytask/config.hpp"
 
@@ -74,7 +74,7 @@ class comm_system {
   // For the access mode and the progress policy.
   engine& eng() noexcept { return engine_; }
   hytask::mpi_mode mode() const noexcept { return settings_.mpi_mode; }
-  bool has_commands() const noexcept { return has_commands_.load(std::memory_order_acquire); }
+  bool has_commands() const noexcept { return commands_.any(); }
   // Operations pending or queued (or polls asked for, engine::force_polls).
   bool has_work() const noexcept {
     return engine_.pending() != 0 || has_commands() || engine_.forced();
@@ -82,21 +82,20 @@ class comm_system {
   // Calls f(op) for every operation queued for the thread that may call MPI.
   template <class F>
   void for_each_queued(F&& f) {
-    std::lock_guard<std::mutex> lock(commands_mutex_);
-    for (operation* op : commands_) f(op);
+    commands_.for_each(f);
   }
   // Cancellation across ranks (comm/job_cancel.hpp).
   job_cancel& jobs() noexcept { return jobs_; }
   // Posts the operations queued for this thread (it must be the one that may call MPI).
   void run_commands();
   // Wakes the progress (or MPI) thread.
-  void wake_thread() noexcept;
+  void wake_thread() noexcept { word_.wake(); }
   // Whether the progress thread is parked with nothing pending.
   bool thread_parked() const noexcept { return thread_parked_.load(std::memory_order_seq_cst); }
   // This rank's progress counters (hytask::mpi::progress_stats()).
   progress_counters counters() const;
   // Asks the MPI thread for a poll; false when one was asked for and not served yet.
-  bool request_poll() noexcept { return !poll_requested_.exchange(true, std::memory_order_acq_rel); }
+  bool request_poll() noexcept { return word_.ask_poll(); }
 
   // Cancellation (comm/cancel.cpp): cancel op, pending or queued; have the pending operations
   // of cancelled tasks cancelled. From any thread.
@@ -110,10 +109,8 @@ class comm_system {
   void ask_for_poll();               // someone polls soon, whoever may
   static core::poll_result hook_entry(void* self, unsigned worker, bool idle);
   static bool has_pending_entry(void* self, unsigned worker);
+  static void run_commands_entry(void* self);
   void thread_main(bool is_mpi_thread);
-  // Funneled mode: a worker idles while operations are pending, and the MPI thread polls for
-  // it (access.cpp) instead of following the progress policy.
-  bool serves_idle_workers() const;
   void watchdog_main();
   void stop_watchdog();  // idempotent
   void initialise(int* argc, char*** argv);  // on the thread that owns MPI
@@ -125,7 +122,6 @@ class comm_system {
   bool owns_mpi_ = false;  // we called MPI_Init_thread, so we call MPI_Finalize
   int rank_ = 0, size_ = 1;
   MPI_Comm world_ = MPI_COMM_NULL;
-  std::string init_error_;         // set by the MPI thread when initialising failed
 
   engine engine_;
   job_cancel jobs_{*this};
@@ -133,16 +129,11 @@ class comm_system {
   std::unique_ptr<progress_policy_impl> policy_;
 
   // Operations waiting for the MPI-owning thread.
-  std::mutex commands_mutex_;
-  std::vector<operation*> commands_;
-  std::atomic<bool> has_commands_{false};
+  command_queue commands_;
 
-  // The progress / MPI thread sleeps on this word; submit and nudge bump it.
-  std::atomic<std::uint32_t> thread_word_{0};
-  // What the thread actually sleeps on: thread_word_, or the policy's word in shared memory.
-  std::atomic<std::uint32_t>* word_ = &thread_word_;
-  bool shared_word_ = false;
-  std::atomic<bool> poll_requested_{false};
+  // The progress / MPI thread sleeps on this word (or the policy's, in shared memory);
+  // submit and nudge bump it.
+  thread_word word_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> started_{false};
   std::thread thread_;     // progress thread (multiple mode) or MPI thread (funneled)

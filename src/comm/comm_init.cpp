@@ -4,10 +4,9 @@
 #include <mpi.h>
 
 #include <atomic>
-#include <condition_variable>
+#include <cstdint>
 #include <cstdlib>
 #include <exception>
-#include <mutex>
 #include <string>
 #include <thread>
 
@@ -70,41 +69,14 @@ comm_system::comm_system(const comm_settings& s, int* argc, char*** argv) : sett
           "initialise and finalise MPI)");
   }
 
-  access_ = mpi_access::make(settings_.mpi_mode, *this);
+  const access_port port{engine_, commands_, word_, &comm_system::run_commands_entry, this,
+                         static_cast<std::int64_t>(settings_.spin_us) * 1000};
+  access_ = mpi_access::make(settings_.mpi_mode, port);
   policy_ = make_progress_policy(*this);
-  if (access_->has_mpi_thread()) {
-    // The MPI thread initialises MPI, so that MPI's "main thread" is the one calling it; or,
-    // when the program initialised MPI (SERIALIZED or MULTIPLE, checked in initialise()), it
-    // adopts it: either way it is the only hytask thread that calls MPI.
-    std::mutex m;
-    std::condition_variable cv;
-    bool ready = false;
-    thread_ = std::thread([this, argc, argv, &m, &cv, &ready] {
-      core::name_this_thread("hytask-mpi");
-      core::leave_main_core();
-      try {
-        initialise(argc, argv);
-      } catch (const std::exception& e) {
-        init_error_ = e.what();
-      }
-      {
-        // Notify under the lock: once it is released the constructor may return and
-        // destroy m and cv.
-        std::lock_guard<std::mutex> lock(m);
-        ready = true;
-        cv.notify_one();
-      }
-      if (init_error_.empty()) thread_main(true);
-    });
-    std::unique_lock<std::mutex> lock(m);
-    cv.wait(lock, [&] { return ready; });
-    if (!init_error_.empty()) {
-      thread_.join();
-      throw usage_error(init_error_);
-    }
-  } else {
-    initialise(argc, argv);
-  }
+  // On this thread, or on the MPI thread that the access mode starts for it, which then runs
+  // the thread loop (funneled).
+  thread_ = access_->initialise_mpi([this, argc, argv] { initialise(argc, argv); },
+                                    [this] { thread_main(true); });
   install_channel_state_release();
   install_cancel_hook();
   instance_ = this;
@@ -140,10 +112,7 @@ void comm_system::initialise(int* argc, char*** argv) {
   } catch (const std::exception& e) {
     fail(e.what());
   }
-  if (std::atomic<std::uint32_t>* w = policy_->shared_word()) {
-    word_ = w;
-    shared_word_ = true;
-  }
+  if (std::atomic<std::uint32_t>* w = policy_->shared_word()) word_.use_shared(w);
 }
 
 void comm_system::start() {

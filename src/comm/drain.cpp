@@ -15,7 +15,7 @@ void comm_system::drain() {
   // requests the program dropped, or collectives other ranks have not reached yet.
   const std::int64_t start = core::now_ns();
   bool warned = false;
-  while (engine_.pending() != 0 || has_commands_.load(std::memory_order_acquire)) {
+  while (engine_.pending() != 0 || commands_.any()) {
     if (may_call_mpi()) {
       run_commands();
       engine_.poll();

@@ -4,7 +4,6 @@
 #include <mpi.h>
 
 #include <cstdint>
-#include <mutex>
 #include <vector>
 
 #include "comm/cancel.hpp"
@@ -122,23 +121,14 @@ void comm_system::submit(operation* op, bool internal) {
     post_here(op);
     return;
   }
-  op->refs.fetch_add(1, std::memory_order_relaxed);  // held by the command queue
-  {
-    std::lock_guard<std::mutex> lock(commands_mutex_);
-    commands_.push_back(op);
-  }
-  has_commands_.store(true, std::memory_order_release);
+  commands_.push(op);  // holds a reference
   nudge();
 }
 
 void comm_system::run_commands() {
-  if (!has_commands_.load(std::memory_order_acquire)) return;
+  if (!commands_.any()) return;
   std::vector<operation*> batch;
-  {
-    std::lock_guard<std::mutex> lock(commands_mutex_);
-    batch.swap(commands_);
-    has_commands_.store(false, std::memory_order_release);
-  }
+  commands_.take(batch);
   for (operation* op : batch) {
     post_here(op);
     release(op);

@@ -44,8 +44,7 @@ void comm_system::watchdog_main() {
     if (last_look >= 0) unrun += std::max<std::int64_t>(0, now - last_look - look_ns - late_slack_ns);
     const std::uint64_t progress =
         core::tasks_started() + engine_.completions() + posts_.load(std::memory_order_relaxed);
-    const bool busy = engine_.pending() != 0 || core::tasks_in_flight() > 0 ||
-                      has_commands_.load(std::memory_order_acquire);
+    const bool busy = engine_.pending() != 0 || core::tasks_in_flight() > 0 || commands_.any();
     // A worker running a task (or main running the program's code) is progress, however
     // long it computes: only a rank whose workers all idle can be stuck.
     const bool progressed = progress != last_progress || !busy || core::any_worker_busy();
@@ -79,12 +78,11 @@ void comm_system::watchdog_main() {
                   "that other ranks' cancelled tasks never posted cannot be interrupted)\n";
       {
         // Operations waiting for the thread that may call MPI (funneled, masteronly).
-        std::lock_guard<std::mutex> lock(commands_mutex_);
-        for (operation* op : commands_) {
+        commands_.for_each([&](operation* op) {
           ++n;
           report += "  " + describe(op) + " (queued, not yet posted: waiting for the thread "
                     "that calls MPI)\n";
-        }
+        });
       }
       // How much this rank and the node waited for CPUs: on an oversubscribed node a rank
       // may wait for a peer that does not get to run.
