@@ -9,6 +9,7 @@
 #include <limits>
 #include <string>
 
+#include "comm/progress_registry.hpp"
 #include "platform/topology.hpp"
 #include "hytask/config.hpp"
 
@@ -138,7 +139,28 @@ knob enum_knob(const char* variable, const char* field, const char* allowed, con
               [=](const settings& s) { return show(s.*target); }};
 }
 
+// The progress policies' names, from comm's registry (comm/progress_registry.hpp).
+std::array<const char*, mpi::detail::progress_policies.size()> progress_policy_names() {
+  std::array<const char*, mpi::detail::progress_policies.size()> names{};
+  for (std::size_t i = 0; i < names.size(); ++i)
+    names[i] = mpi::detail::progress_policy_name(mpi::detail::progress_policies[i]);
+  return names;
+}
+
+// "'a', 'b' or 'c'": what an error message and hytask-info say an enum knob accepts.
+template <std::size_t N>
+std::string quoted_choices(const std::array<const char*, N>& names) {
+  std::string s;
+  for (std::size_t i = 0; i < N; ++i) {
+    if (i > 0) s += i + 1 < N ? ", " : " or ";
+    s += std::string("'") + names[i] + "'";
+  }
+  return s;
+}
+
 const std::vector<knob>& knobs() {
+  static const auto progress_names = progress_policy_names();
+  static const std::string progress_allowed = quoted_choices(progress_names);
   static const std::vector<knob> table = {
       {"HYTASK_THREADS", "threads", "'auto' or an integer from 1 to 4096",
        "worker threads, main included (auto: one per core available to the process)",
@@ -244,17 +266,15 @@ const std::vector<knob>& knobs() {
           {"multiple", "funneled", "masteronly"},
           {hytask::mpi_mode::multiple, hytask::mpi_mode::funneled, hytask::mpi_mode::masteronly}),
 
-      enum_knob<progress_policy, 4>(
-          "HYTASK_PROGRESS", "progress", "'workers', 'thread', 'node' or 'none'",
+      enum_knob<progress_policy, mpi::detail::progress_policies.size()>(
+          "HYTASK_PROGRESS", "progress", progress_allowed.c_str(),
           "when pending MPI requests are polled: by idle workers and, at task switches, every "
           "HYTASK_POLL_EVERY switches or HYTASK_POLL_US microseconds (with a backstop thread for "
           "long tasks, HYTASK_BACKSTOP_US), by a thread that sleeps between polls, by a thread "
           "that one agent per node wakes when the rank has operations pending and is not "
           "inside MPI, or only by workers that have nothing else to do",
-          progress_policy::workers, &config::progress, &settings::progress,
-          {"workers", "thread", "node", "none"},
-          {progress_policy::workers, progress_policy::thread, progress_policy::node,
-           progress_policy::none}),
+          progress_policy::workers, &config::progress, &settings::progress, progress_names,
+          mpi::detail::progress_policies),
 
       number_knob<unsigned>(
           "HYTASK_POLL_EVERY", "poll_every", "an integer from 1 to 1000000",

@@ -9,10 +9,12 @@
 #include <exception>
 
 #include "comm/comm.hpp"
+#include "comm/progress_registry.hpp"
 #include "core/layer.hpp"
 #include "platform/topology.hpp"
 #include "fatal_errors.hpp"
 #include "global/system.hpp"
+#include "node/progress_node.hpp"
 #include "runtime_settings.hpp"
 #include "trace/trace.hpp"
 
@@ -86,6 +88,9 @@ void runtime::impl::start(const config& cfg, int* argc, char*** argv) {
   // MPI first (a rank names the trace; funneled mode starts its MPI thread here), then the
   // trace, the workers, and the progress hooks that join them.
   const auto comm_settings = mpi::detail::comm_settings::from(settings);
+  // The progress policies, comm's and the node layer's, by name (comm/progress_registry.hpp).
+  mpi::detail::register_comm_progress_policies();
+  node::register_progress_policy();
   if (mpi::detail::comm_system::wanted(comm_settings))
     comm = std::make_unique<mpi::detail::comm_system>(comm_settings, argc, argv);
   const int rank = comm ? comm->rank() : 0;

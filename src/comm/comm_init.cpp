@@ -14,6 +14,7 @@
 #include "comm/channels.hpp"
 #include "comm/comm.hpp"
 #include "comm/error_handler.hpp"
+#include "comm/progress_registry.hpp"
 #include "core/layer.hpp"
 #include "hytask/errors.hpp"
 #include "platform/thread_name.hpp"

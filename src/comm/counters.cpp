@@ -7,20 +7,9 @@
 #include <thread>
 
 #include "comm/comm.hpp"
+#include "comm/progress_registry.hpp"
 
 namespace hytask::mpi::detail {
-
-namespace {
-const char* progress_policy_name(progress_policy p) {
-  switch (p) {
-    case progress_policy::thread: return "thread";
-    case progress_policy::node: return "node";
-    case progress_policy::none: return "none";
-    case progress_policy::workers: break;
-  }
-  return "workers";
-}
-}  // namespace
 
 progress_counters comm_system::counters() const {
   progress_counters out;

@@ -2,6 +2,7 @@
 // move when a worker idles, or when the program waits for them.
 #include "comm/comm.hpp"
 #include "comm/progress_policy.hpp"
+#include "comm/progress_registry.hpp"
 
 namespace hytask::mpi::detail {
 namespace {
@@ -15,10 +16,14 @@ class progress_none final : public progress_policy_impl {
   }
 };
 
-}  // namespace
-
 std::unique_ptr<progress_policy_impl> make_progress_none(comm_system& c) {
   return std::make_unique<progress_none>(c);
+}
+
+}  // namespace
+
+void register_progress_none() noexcept {
+  register_progress_policy(hytask::progress_policy::none, &make_progress_none);
 }
 
 }  // namespace hytask::mpi::detail

@@ -1,5 +1,6 @@
 // Who polls pending MPI operations while every worker is busy (HYTASK_PROGRESS). One
-// implementation per file (progress_<policy>.cpp); make_progress_policy picks one. Under
+// implementation per file (progress_<policy>.cpp; node's in src/node/), each registered by
+// name (comm/progress_registry.hpp), and make_progress_policy makes the one asked for. Under
 // every policy an idle worker polls, or asks the thread that may call MPI to (the access
 // mode, comm/access.hpp, decides which).
 //
@@ -60,9 +61,5 @@ class progress_policy_impl {
  protected:
   comm_system& c_;
 };
-
-std::unique_ptr<progress_policy_impl> make_progress_policy(comm_system& c);
-// HYTASK_PROGRESS=node lives in the node layer (src/node/progress_node.cpp).
-std::unique_ptr<progress_policy_impl> make_progress_node(comm_system& c);
 
 }  // namespace hytask::mpi::detail

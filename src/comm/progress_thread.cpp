@@ -5,6 +5,7 @@
 #include "comm/comm.hpp"
 #include "comm/polling_period.hpp"
 #include "comm/progress_policy.hpp"
+#include "comm/progress_registry.hpp"
 
 namespace hytask::mpi::detail {
 namespace {
@@ -36,10 +37,14 @@ class progress_thread final : public progress_policy_impl {
   polling_period period_;
 };
 
-}  // namespace
-
 std::unique_ptr<progress_policy_impl> make_progress_thread(comm_system& c) {
   return std::make_unique<progress_thread>(c);
+}
+
+}  // namespace
+
+void register_progress_thread() noexcept {
+  register_progress_policy(hytask::progress_policy::thread, &make_progress_thread);
 }
 
 }  // namespace hytask::mpi::detail

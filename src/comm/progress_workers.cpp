@@ -29,6 +29,7 @@
 #include "comm/comm.hpp"
 #include "platform/clock.hpp"
 #include "comm/progress_policy.hpp"
+#include "comm/progress_registry.hpp"
 
 namespace hytask::mpi::detail {
 namespace {
@@ -125,10 +126,14 @@ class progress_workers final : public progress_policy_impl {
   std::atomic<bool> wakeable_{false};  // asleep long: the next post may wake it
 };
 
-}  // namespace
-
 std::unique_ptr<progress_policy_impl> make_progress_workers(comm_system& c) {
   return std::make_unique<progress_workers>(c);
+}
+
+}  // namespace
+
+void register_progress_workers() noexcept {
+  register_progress_policy(hytask::progress_policy::workers, &make_progress_workers);
 }
 
 }  // namespace hytask::mpi::detail

@@ -11,9 +11,11 @@
 #include "comm/comm.hpp"
 #include "comm/polling_period.hpp"
 #include "comm/progress_policy.hpp"
+#include "comm/progress_registry.hpp"
 #include "hytask/errors.hpp"
 #include "node/agent.hpp"
 #include "node/node_table.hpp"
+#include "node/progress_node.hpp"
 
 namespace hytask::mpi::detail {
 namespace {
@@ -113,10 +115,18 @@ class progress_node final : public progress_policy_impl {
   std::uint64_t seen_wakes_ = 0;
 };
 
-}  // namespace
-
 std::unique_ptr<progress_policy_impl> make_progress_node(comm_system& c) {
   return std::make_unique<progress_node>(c);
 }
 
+}  // namespace
 }  // namespace hytask::mpi::detail
+
+namespace hytask::node {
+
+void register_progress_policy() noexcept {
+  mpi::detail::register_progress_policy(hytask::progress_policy::node,
+                                        &mpi::detail::make_progress_node);
+}
+
+}  // namespace hytask::node

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "comm/comm.hpp"
+#include "comm/progress_registry.hpp"
 #include "platform/topology.hpp"
 #include "hytask/errors.hpp"
 #include "hytask/runtime.hpp"
@@ -35,16 +36,6 @@ const char* level_name(int level) {
     case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
     default: return "MPI_THREAD_MULTIPLE";
   }
-}
-
-const char* policy_name(progress_policy p) {
-  switch (p) {
-    case progress_policy::workers: return "workers";
-    case progress_policy::node: return "node";
-    case progress_policy::none: return "none";
-    case progress_policy::thread: break;
-  }
-  return "thread";
 }
 
 // The threads that compute: the OpenMP team's size, within the CPUs the process may use.
@@ -225,7 +216,7 @@ session_stats session::stats() const {
   out.ompt_state = impl_->ompt ? detail::ompt_tool_state()
                                : (detail::ompt_tool_running() ? "off: HYTASK_OMPT=off"
                                                               : detail::ompt_tool_state());
-  out.progress = policy_name(impl_->progress);
+  out.progress = mpi::detail::progress_policy_name(impl_->progress);
   out.ompt_polls = L.ompt_polls.load(std::memory_order_relaxed);
   out.task_hooks = impl_->task_hooks;
   out.hook_polls = L.hook_polls.load(std::memory_order_relaxed);
