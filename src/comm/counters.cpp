@@ -1,11 +1,12 @@
-// This rank's progress counters (hytask::mpi::progress_stats()): the policy, the polls, the
-// CPU time of the progress (or MPI) thread, and the policy's own counters.
+// This rank's progress counters (hytask::mpi::progress_stats(), defined here too): the policy,
+// the polls, the CPU time of the progress (or MPI) thread, and the policy's own counters.
 #include <pthread.h>
 #include <time.h>
 
 #include <cstdint>
 #include <thread>
 
+#include "comm/api_common.hpp"
 #include "comm/comm.hpp"
 #include "comm/progress_registry.hpp"
 
@@ -28,3 +29,9 @@ progress_counters comm_system::counters() const {
 }
 
 }  // namespace hytask::mpi::detail
+
+namespace hytask::mpi {
+
+progress_counters progress_stats() { return detail::sys("progress_stats").counters(); }
+
+}  // namespace hytask::mpi
