@@ -26,8 +26,8 @@ operation* coll(kind k, MPI_Comm comm, int root, const void* sbuf, MPI_Count sco
   op->rbuf = rbuf;
   op->rcount = rcount;
   op->rtype = rtype;
-  op->bytes = sbuf == MPI_IN_PLACE ? bytes_of(rtype, rcount) : bytes_of(stype, scount);
-  if (op->bytes == 0) op->bytes = bytes_of(rtype, rcount);
+  op->bytes = sbuf == MPI_IN_PLACE ? bytes_of(rcount, rtype) : bytes_of(scount, stype);
+  if (op->bytes == 0) op->bytes = bytes_of(rcount, rtype);
   return op;
 }
 

@@ -1,6 +1,6 @@
 // What the public hytask::mpi entry points (api_*.cpp) share: the comm system or the error
-// that says why there is none, new operations, their size in bytes, posting and waiting, the
-// error an operation failed with.
+// that says why there is none, new operations (their size: comm/bytes_of.hpp), posting and
+// waiting, the error an operation failed with.
 #pragma once
 
 #include <mpi.h>
@@ -10,6 +10,7 @@
 #include <exception>
 #include <string>
 
+#include "comm/bytes_of.hpp"
 #include "comm/cancel.hpp"
 #include "comm/comm.hpp"
 #include "comm/operation.hpp"
@@ -29,13 +30,6 @@ inline comm_system& sys(const char* what) {
   throw usage_error(std::string("hytask::mpi::") + what +
                     ": the runtime did not initialise MPI (HYTASK_MPI=off, or auto without an "
                     "MPI launcher): start the program with mpiexec, or set HYTASK_MPI=on");
-}
-
-inline std::size_t bytes_of(MPI_Datatype t, MPI_Count count) {
-  if (t == MPI_DATATYPE_NULL || count <= 0) return 0;
-  int size = 0;
-  MPI_Type_size(t, &size);
-  return static_cast<std::size_t>(size) * static_cast<std::size_t>(count);
 }
 
 // A new operation of kind k on comm (one reference: the caller's).

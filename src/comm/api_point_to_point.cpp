@@ -27,7 +27,7 @@ operation* p2p(kind k, const void* sbuf, void* rbuf, MPI_Count count, MPI_Dataty
   op->stype = op->rtype = type;
   op->peer = peer;
   op->tag = tag;
-  op->bytes = bytes_of(type, count);
+  op->bytes = bytes_of(count, type);
   return op;
 }
 

@@ -6,6 +6,7 @@
 // their MPI-3 non-blocking variants through the engine. Elsewhere they are PMPI's.
 #include <mpi.h>
 
+#include "comm/bytes_of.hpp"
 #include "hytask/comm/collectives.hpp"
 #include "intercept/errors.hpp"
 #include "intercept/gate.hpp"
@@ -155,7 +156,7 @@ int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, 
                              MPI_Comm comm) {
   if (!hi::intercepting()) return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
   return hi::run_posted({"MPI_Reduce_scatter_block", "MPI_Ireduce_scatter_block", -1, -1, comm,
-                         hi::bytes_of(recvcount, type)},
+                         hm::detail::bytes_of(recvcount, type)},
                         [&](MPI_Request* r) {
                           return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm, r);
                         });
@@ -163,14 +164,14 @@ int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, 
 
 int MPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
   if (!hi::intercepting()) return PMPI_Scan(sendbuf, recvbuf, count, type, op, comm);
-  return hi::run_posted({"MPI_Scan", "MPI_Iscan", -1, -1, comm, hi::bytes_of(count, type)}, [&](MPI_Request* r) {
+  return hi::run_posted({"MPI_Scan", "MPI_Iscan", -1, -1, comm, hm::detail::bytes_of(count, type)}, [&](MPI_Request* r) {
     return PMPI_Iscan(sendbuf, recvbuf, count, type, op, comm, r);
   });
 }
 
 int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
   if (!hi::intercepting()) return PMPI_Exscan(sendbuf, recvbuf, count, type, op, comm);
-  return hi::run_posted({"MPI_Exscan", "MPI_Iexscan", -1, -1, comm, hi::bytes_of(count, type)}, [&](MPI_Request* r) {
+  return hi::run_posted({"MPI_Exscan", "MPI_Iexscan", -1, -1, comm, hm::detail::bytes_of(count, type)}, [&](MPI_Request* r) {
     return PMPI_Iexscan(sendbuf, recvbuf, count, type, op, comm, r);
   });
 }
@@ -180,7 +181,7 @@ int MPI_Neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype send
   if (!hi::intercepting())
     return PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   return hi::run_posted({"MPI_Neighbor_allgather", "MPI_Ineighbor_allgather", -1, -1, comm,
-                         hi::bytes_of(sendcount, sendtype)},
+                         hm::detail::bytes_of(sendcount, sendtype)},
                         [&](MPI_Request* r) {
                           return PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                                           recvtype, comm, r);
@@ -192,7 +193,7 @@ int MPI_Neighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sen
   if (!hi::intercepting())
     return PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
   return hi::run_posted({"MPI_Neighbor_allgatherv", "MPI_Ineighbor_allgatherv", -1, -1, comm,
-                         hi::bytes_of(sendcount, sendtype)},
+                         hm::detail::bytes_of(sendcount, sendtype)},
                         [&](MPI_Request* r) {
                           return PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
                                                            displs, recvtype, comm, r);
@@ -204,7 +205,7 @@ int MPI_Neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendt
   if (!hi::intercepting())
     return PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   return hi::run_posted({"MPI_Neighbor_alltoall", "MPI_Ineighbor_alltoall", -1, -1, comm,
-                         hi::bytes_of(sendcount, sendtype)},
+                         hm::detail::bytes_of(sendcount, sendtype)},
                         [&](MPI_Request* r) {
                           return PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                                          recvtype, comm, r);

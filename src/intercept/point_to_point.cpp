@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/bytes_of.hpp"
 #include "comm/error_handler.hpp"
 #include "comm/operation.hpp"
 #include "hytask/comm/point_to_point.hpp"
@@ -95,13 +96,13 @@ int MPI_Ssend(const void* buf, int count, MPI_Datatype type, int dest, int tag, 
 
 int MPI_Bsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
   if (!hi::intercepting()) return PMPI_Bsend(buf, count, type, dest, tag, comm);
-  return hi::run_posted({"MPI_Bsend", "MPI_Ibsend", dest, tag, comm, hi::bytes_of(count, type)},
+  return hi::run_posted({"MPI_Bsend", "MPI_Ibsend", dest, tag, comm, hm::detail::bytes_of(count, type)},
                         [&](MPI_Request* r) { return PMPI_Ibsend(buf, count, type, dest, tag, comm, r); });
 }
 
 int MPI_Rsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
   if (!hi::intercepting()) return PMPI_Rsend(buf, count, type, dest, tag, comm);
-  return hi::run_posted({"MPI_Rsend", "MPI_Irsend", dest, tag, comm, hi::bytes_of(count, type)},
+  return hi::run_posted({"MPI_Rsend", "MPI_Irsend", dest, tag, comm, hm::detail::bytes_of(count, type)},
                         [&](MPI_Request* r) { return PMPI_Irsend(buf, count, type, dest, tag, comm, r); });
 }
 
@@ -219,7 +220,7 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Sta
 // an error is thrown or returned.
 int MPI_Mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Status* status) {
   if (!hi::intercepting()) return PMPI_Mrecv(buf, count, type, message, status);
-  return hi::run_posted({"MPI_Mrecv", "MPI_Imrecv", -1, -1, MPI_COMM_NULL, hi::bytes_of(count, type)},
+  return hi::run_posted({"MPI_Mrecv", "MPI_Imrecv", -1, -1, MPI_COMM_NULL, hm::detail::bytes_of(count, type)},
                         [&](MPI_Request* r) { return PMPI_Imrecv(buf, count, type, message, r); }, status);
 }
 

@@ -48,14 +48,6 @@ int run_posted(const posted_call& c, int (*post)(void*, MPI_Request*), void* arg
   raise(c.call, op->error, c.peer, c.tag, mpi::detail::describe_failure(op, op->error));
 }
 
-std::size_t bytes_of(int count, MPI_Datatype type) {
-  int size = 0;
-  if (count <= 0 || type == MPI_DATATYPE_NULL || PMPI_Type_size(type, &size) != MPI_SUCCESS ||
-      size < 0)
-    return 0;
-  return static_cast<std::size_t>(size) * static_cast<std::size_t>(count);
-}
-
 polled_result run_polled(const polled_call& c, int (*test)(void*, int*, MPI_Status*), void* arg) {
   auto* op = new operation;
   const owner hold{op};

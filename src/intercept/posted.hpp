@@ -27,12 +27,8 @@ struct posted_call {
   int peer;               // destination, source or root; -1 for the other collectives
   int tag;                // -1 for collectives
   MPI_Comm comm;
-  std::size_t bytes;      // for the watchdog's report
+  std::size_t bytes;      // for the watchdog's report (comm/bytes_of.hpp)
 };
-
-// count elements of type in bytes (0 for a non-positive count or an invalid type): the size
-// the watchdog reports for a posted call.
-std::size_t bytes_of(int count, MPI_Datatype type);
 
 // Returns MPI_SUCCESS or the error code (errors.hpp), or throws hytask::mpi::error. On
 // success the request's status is given to `status` (status.hpp), unless it is null.
