@@ -11,6 +11,9 @@
 
 namespace hytask::core::sched {
 
+// A task's pending count starts at this while it is spawned (its predecessors are still being
+// linked: it cannot become ready meanwhile); so do the root task's references, which then never
+// reach zero.
 constexpr std::int32_t spawn_bias = 1 << 30;
 constexpr unsigned fiber_pool_cap = 32;
 constexpr unsigned task_cache_cap = 1024;

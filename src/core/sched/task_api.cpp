@@ -18,7 +18,7 @@ namespace hytask {
 namespace detail {
 namespace {
 
-constexpr std::int32_t spawn_bias = 1 << 30;
+using core::sched::spawn_bias;
 
 inline task* spawn_common(core::worker* w) {
   core::scheduler* s = core::scheduler::instance();
