@@ -21,10 +21,9 @@
 
 #include "hpl.hpp"
 #include "app_support.hpp"
+#include "blas_report.hpp"
 #include "dgemm_peak.hpp"
 #include "hytask/hytask.hpp"
-
-extern "C" void openblas_set_num_threads(int);
 
 namespace {
 
@@ -89,7 +88,7 @@ int run(int argc, char** argv) {
     std::fputs(usage_text(), stdout);
     return 0;
   }
-  openblas_set_num_threads(1);  // hytask (or the rank layout) provides the parallelism
+  hytask_apps::blas_single_threaded();  // hytask (or the rank layout) provides the parallelism
   const bool any_tasks = std::find(o.variants.begin(), o.variants.end(), variant::tasks) != o.variants.end();
   const int needed = any_tasks ? MPI_THREAD_MULTIPLE : MPI_THREAD_FUNNELED;
   int provided = 0;
@@ -134,6 +133,7 @@ int run(int argc, char** argv) {
     if (o.noise_period_ms > 0)
       std::printf("OS noise: a thread per rank computes %g ms every %g ms\n", o.noise_burst_ms, o.noise_period_ms);
     if (peak > 0) std::printf("DGEMM peak: %.2f Gflop/s (%d ranks x %d single-threaded DGEMMs at once)\n", peak, size, threads);
+    hytask_apps::report_blas(true);  // the BLAS and its kernels; warns if narrower than the CPU
     std::printf("%s", line);
     std::printf("T/V                N    NB     P     Q               Time                 Gflops\n");
     std::printf("%s", dash);

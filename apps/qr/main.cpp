@@ -17,12 +17,11 @@
 #include <vector>
 
 #include "app_support.hpp"
+#include "blas_report.hpp"
 #include "dgemm_peak.hpp"
 #include "hytask/hytask.hpp"
 #include "hytask/mpi.hpp"
 #include "qr.hpp"
-
-extern "C" void openblas_set_num_threads(int);
 
 namespace {
 
@@ -111,7 +110,7 @@ int run(int argc, char** argv) {
     std::fputs(usage_text(), stdout);
     return 0;
   }
-  openblas_set_num_threads(1);  // the ranks and the tasks are the parallelism
+  hytask_apps::blas_single_threaded();  // the ranks and the tasks are the parallelism
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   struct finalize {
@@ -154,6 +153,7 @@ int run(int argc, char** argv) {
         std::printf("M %ld, N %ld, NB %d, IB %d, P x Q = %d x %d, %d ranks, %d threads per rank (hytask, StarPU)\n", o.m, o.n,
                     o.nb, o.ib, a.grid_rows(), a.grid_cols(), size, threads);
         if (peak > 0) std::printf("DGEMM peak: %.2f Gflop/s (%d ranks x %d single-threaded DGEMMs at once)\n", peak, size, threads);
+        hytask_apps::report_blas(true);  // the BLAS and its kernels; warns if narrower than the CPU
         std::printf("%s", line);
         std::printf("T/V              M       N    NB   IB    P    Q         Time         Gflops\n");
         std::printf("%s", dash);

@@ -11,9 +11,7 @@
 
 #include "../../apps/cholesky/cholesky.hpp"
 #include "../../apps/qr/qr.hpp"
-
-extern "C" void openblas_set_num_threads(int);
-extern "C" char* openblas_get_corename(void);
+#include "blas_report.hpp"
 
 namespace hytask::sim {
 
@@ -49,7 +47,7 @@ double median(std::vector<double> v) {
 }  // namespace
 
 std::vector<double> measure_kernels(const std::string& app, int nb, int ib, int threads, int reps) {
-  openblas_set_num_threads(1);
+  hytask_apps::blas_single_threaded();
   const int count = app == "cholesky" ? 4 : 5;
   std::vector<std::vector<double>> samples(static_cast<std::size_t>(count));
   std::mutex mu;
@@ -142,8 +140,8 @@ void override_kernels(const std::vector<std::string>& names, const std::string& 
 }
 
 std::string blas_core() {
-  const char* c = openblas_get_corename();
-  return c ? c : "unknown";
+  const hytask_apps::blas_facts f = hytask_apps::probe_blas();
+  return !f.openblas ? "unknown (not OpenBLAS)" : f.corename.empty() ? "unknown" : f.corename;
 }
 
 }  // namespace hytask::sim

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "blas_report.hpp"
 #include "kernels.hpp"
 #include "simulator.hpp"
 
@@ -197,6 +198,7 @@ int main(int argc, char** argv) {
                 p.net.latency * 1e6, p.net.overhead * 1e6, 8e-9 / p.net.gap_per_byte,
                 static_cast<unsigned long long>(p.eager_bytes), p.sender_polls ? "handshake" : "get",
                 static_cast<unsigned long long>(p.pipeline_bytes));
+    hytask_apps::report_blas(true);  // the kernels are timed: warns if they are narrower than the CPU
     std::printf("kernels (OpenBLAS %s, %d at once):", blas_core().c_str(), threads);
     for (std::size_t k = 0; k < p.kernel_seconds.size(); ++k)
       std::printf(" %s=%.6g", probe->kernels()[k].c_str(), p.kernel_seconds[k]);
