@@ -1,3 +1,5 @@
+// Channels (comm/channels.hpp): the tokens tasks declare on, never handed out twice, and the
+// order check of each post against the earlier posts of its task's siblings on the same channel.
 #include "comm/channels.hpp"
 
 #include <sys/mman.h>

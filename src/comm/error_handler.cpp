@@ -1,3 +1,5 @@
+// The forwarding error handler (comm/error_handler.hpp): installed in place of the aborting
+// ones, it returns during hytask's calls and aborts during the program's own.
 #include "comm/error_handler.hpp"
 
 #include <cstdio>

@@ -1,3 +1,5 @@
+// The progress engine (comm/progress_engine.hpp): registering operations, polling them in
+// batches with MPI_Testsome (probes and polled operations one by one), cancelling on request.
 #include "comm/progress_engine.hpp"
 
 #include "comm/cancel.hpp"
