@@ -38,10 +38,14 @@ void release_successors(task* t, bool failed, Release&& release) {
   for (std::uint32_t i = 0; i < inline_n; ++i) core::prefetch_for_write(t->succ[i]);
   for (std::uint32_t i = 0; i < inline_n; ++i) release(t->succ[i]);
   std::uint32_t left = n - inline_n;
-  for (successor_block* b = t->succ_blocks; left != 0; b = b->next) {
+  if (left == 0) return;
+  // The first block, and each next one, only while the count covers more: an adder that
+  // lost the race may be linking the first block, or one after the last, right now.
+  for (successor_block* b = t->succ_blocks;; b = b->next) {
     const std::uint32_t k = std::min(left, successor_block::slots);
     for (std::uint32_t i = 0; i < k; ++i) release(b->slot[i]);
     left -= k;
+    if (left == 0) return;
   }
 }
 
