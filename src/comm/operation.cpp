@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/layer.hpp"
+#include "platform/assert.hpp"
 #include "trace/trace.hpp"
 
 namespace hytask::mpi::detail {
@@ -110,6 +111,8 @@ bool large_count_call(kind k) {
 }
 
 int post_now(operation* op) {
+  HYTASK_ASSERT(op->state.load(std::memory_order_relaxed) == op_created,
+                "an operation is posted once: states move forward, created -> posted -> complete");
   if (op->scount > INT_MAX || op->rcount > INT_MAX) return post_large(op);
   MPI_Request* r = &op->req;
   const int sc = static_cast<int>(op->scount), rc = static_cast<int>(op->rcount);
@@ -172,6 +175,11 @@ int post_now(operation* op) {
 }
 
 void complete(operation* op, const MPI_Status* status, int error) {
+  HYTASK_ASSERT(op->state.load(std::memory_order_relaxed) != op_complete,
+                "an operation completes once: a second completion would set its event again "
+                "and overwrite the status its waiter may be reading");
+  HYTASK_ASSERT(op->refs.load(std::memory_order_relaxed) > 0,
+                "an operation is completed by a holder of a reference (the engine's, the poster's)");
   if (status) op->status = *status;
   op->error = error;
   // A polled operation's status is no request's: its hook tells the waiter what was cancelled.
@@ -191,12 +199,17 @@ void complete(operation* op, const MPI_Status* status, int error) {
 }
 
 void interrupt_polled(operation* op) {
+  HYTASK_ASSERT(op->what == kind::polled && op->state.load(std::memory_order_relaxed) != op_complete,
+                "only a pending polled operation is interrupted by its cancel hook");
   if (op->cancel_issued || op->cancel == nullptr) return;
   op->cancel_issued = true;
   op->cancel(op->call_arg);
 }
 
 void complete_cancelled(operation* op) {
+  HYTASK_ASSERT(op->state.load(std::memory_order_relaxed) != op_posted || op->what == kind::probe,
+                "an operation is completed as cancelled by hytask alone only when MPI has no "
+                "request of it: never posted, or a probe; a posted request completes through MPI");
   op->cancelled = true;
   op->status = MPI_Status{};
   op->status.MPI_SOURCE = MPI_ANY_SOURCE;
@@ -204,10 +217,17 @@ void complete_cancelled(operation* op) {
   complete(op, nullptr, MPI_SUCCESS);
 }
 
-void acquire(operation* op) noexcept { op->refs.fetch_add(1, std::memory_order_relaxed); }
+void acquire(operation* op) noexcept {
+  [[maybe_unused]] const int before = op->refs.fetch_add(1, std::memory_order_relaxed);
+  HYTASK_ASSERT(before > 0, "a reference to an operation is taken from one still held, never "
+                            "from one already deleted");
+}
 
 void release(operation* op) noexcept {
-  if (op->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete op;
+  const int before = op->refs.fetch_sub(1, std::memory_order_acq_rel);
+  HYTASK_ASSERT(before > 0, "an operation's references are released once each: the count "
+                            "never goes below zero");
+  if (before == 1) delete op;
 }
 
 std::string error_text(int code) {

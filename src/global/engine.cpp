@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "platform/assert.hpp"
+
 namespace hytask::global::detail {
 
 engine::engine(int rank, int nranks, engine_host& host, std::size_t max_records)
@@ -25,6 +27,7 @@ std::uint32_t engine::matched() const {
 
 std::uint32_t engine::active_phases() const {
   std::lock_guard lk(mu_);
+  HYTASK_ASSERT(matched_ <= phase_, "matched phases never exceed the fenced (closed) ones");
   std::uint32_t oldest = matched_;
   if (!live_.empty()) oldest = std::min(oldest, live_.begin()->first);
   return phase_ - oldest;
@@ -34,6 +37,7 @@ task_record* engine::begin_task(void* task, bool& gated) {
   auto* t = new task_record;
   t->task = task;
   std::lock_guard lk(mu_);
+  HYTASK_ASSERT(first_ <= phase_, "the first phase of an epoch is never ahead of discovery");
   t->phase = phase_;
   ++live_[phase_];
   // Held by the matching of its phase, which cannot happen before the phase closes, so its
@@ -51,6 +55,9 @@ std::uint64_t engine::add_access(task_record* t, location where, dep_kind k, boo
   std::uint64_t id = 0;
   {
     std::lock_guard lk(mu_);
+    HYTASK_ASSERT(t->phase == phase_,
+                  "a task declares all its accesses in the phase it began in (discovery and "
+                  "fence are main's, one after the other)");
     if (where.owner == rank_) {
       t->owned.push_back(home_.add_local(t, where.key, k, phase_, seq_++));
       return 0;
@@ -61,6 +68,8 @@ std::uint64_t engine::add_access(task_record* t, location where, dep_kind k, boo
     box.push(record{msg_type::announce, k, push ? flag_push : std::uint16_t{0}, phase_, where.key, id, seq_++});
     ++stats_.announces_sent;
     if (phase_ > first_) {
+      HYTASK_ASSERT(t->gate > 0, "a gated task holds its phase's share of its gate until matching: "
+                                 "a B record is added to a gate that has not opened");
       ++t->gate;  // its B record
       awaiting_b_.emplace(id, t);
     }
@@ -97,7 +106,12 @@ void engine::task_completed(task_record* t) {
       stage(c_, r.owner, record{msg_type::complete, dep_kind::in, 0, 0, 0, r.id, 0});
       ++stats_.completions_sent;
     }
+    HYTASK_ASSERT(t->gate == 0,
+                  "a task completes only after its gate opened (host.release): matching, B "
+                  "records and predecessors of other ranks were all counted out");
     auto live = live_.find(t->phase);
+    HYTASK_ASSERT(live != live_.end() && live->second > 0,
+                  "a task record is completed once, in the phase it was counted in");
     if (--live->second == 0) live_.erase(live);
     delete t;
     act(fx, a);
@@ -120,6 +134,7 @@ std::uint32_t engine::fence() {
       });
     }
     phase_.store(phase_ + 1, std::memory_order_release);
+    HYTASK_ASSERT(phase_ > round, "phases advance one at a time, in order");
   }
   deliver(a);
   return round;
@@ -132,7 +147,11 @@ std::uint32_t engine::epoch() const {
 
 void engine::expect(std::uint32_t round, std::uint64_t buffers) {
   std::lock_guard lk(mu_);
+  HYTASK_ASSERT(round < phase_ && round >= matched_,
+                "only a fenced round that is not matched yet ends");
   round_state& r = rounds_[round];
+  HYTASK_ASSERT(!r.expected, "a round ends once");
+  HYTASK_ASSERT(r.got <= buffers, "a round's end counts at least the buffers already handled");
   r.expected = true;
   r.want = buffers;
 }
@@ -156,11 +175,15 @@ void engine::match(std::uint32_t round) {
     home_.match(round, round == first_, fx);
     rounds_.erase(it);
     ++matched_;
+    HYTASK_ASSERT(matched_ <= phase_, "matched phases never exceed the fenced ones");
     auto g = gated_.find(round);
     if (g != gated_.end()) {
       host_.phase_matched(g->second.size());
-      for (task_record* t : g->second)
+      for (task_record* t : g->second) {
+        HYTASK_ASSERT(t->phase == round && t->gate > 0,
+                      "a gated task keeps its phase's share until its phase is matched, once");
         if (--t->gate == 0) fx.ready.push_back(t);
+      }
       gated_.erase(g);
     }
     act(fx, a);
@@ -194,7 +217,15 @@ void engine::take(int source, const buffer_header& h, const std::vector<record>&
   if (h.round != drain_round) ++stats_.buffers_received;  // the protocol's (D: the drain's)
   if (h.round == completion_round) ++c_received_;
   else if (h.round == drain_round) ++d_received_;
-  else if (h.round != release_round) ++rounds_[h.round].got;
+  else if (h.round != release_round) {
+    HYTASK_ASSERT(h.round >= matched_, "no buffer of a matched round is still on its way");
+    round_state& rs = rounds_[h.round];
+    ++rs.got;
+    HYTASK_ASSERT(!rs.expected || rs.got <= rs.want,
+                  "a round's buffers never exceed the count its end reported");
+  }
+  HYTASK_ASSERT(!drain_expected_ || d_received_ <= d_want_,
+                "D buffers never exceed the count the drain round's end reported");
   effects fx;
   for (const record& r : recs) {
     switch (r.type) {
@@ -208,6 +239,8 @@ void engine::take(int source, const buffer_header& h, const std::vector<record>&
                                  " released an access that does not wait");
         task_record* t = it->second;
         awaiting_b_.erase(it);
+        HYTASK_ASSERT(t->gate > 0, "a B record opens one share of its task's gate: the gate "
+                                   "never goes below zero");
         if (--t->gate == 0) fx.ready.push_back(t);
         break;
       }
@@ -274,6 +307,8 @@ std::size_t engine::drain() {
   actions a;
   {
     std::lock_guard lk(mu_);
+    HYTASK_ASSERT(live_.empty(), "a drain starts once this rank's tasks have all completed: "
+                                 "no C record may follow the counts the D records carry");
     for (const auto& [r, n] : c_sent_) {
       outbox box;
       box.push(record{msg_type::drained, dep_kind::in, 0, 0, 0, n, 0});
@@ -289,6 +324,8 @@ std::size_t engine::drain() {
 
 void engine::expect_drain(std::uint64_t buffers) {
   std::lock_guard lk(mu_);
+  HYTASK_ASSERT(!drain_expected_ && d_received_ <= buffers,
+                "the drain round ends once, counting at least the D buffers already handled");
   d_want_ = buffers;
   drain_expected_ = true;
 }

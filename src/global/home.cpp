@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "hytask/errors.hpp"
+#include "platform/assert.hpp"
 
 namespace hytask::global::detail {
 
@@ -44,6 +45,8 @@ node* home::new_node() {
 }
 
 void home::free_node(node* n) {
+  HYTASK_ASSERT(nodes_ > 0 && n->complete,
+                "a node is freed once, after its access completed (nodes alive never below zero)");
   n->succ.clear();
   std::vector<node*> keep = std::move(n->succ);
   *n = node{};
@@ -78,12 +81,18 @@ void home::add_remote(int rank, const record& a) {
   const std::uint64_t rk = remote_key(rank, a.id);
   // A C record before its A (a task of a first phase that completed early) is possible only
   // without push: a copyin's task completes after the data, which follows matching.
-  if (!n->push && early_complete_.erase(rk)) n->complete = true;
-  else remote_.emplace(rk, n);
+  if (!n->push && early_complete_.erase(rk)) {
+    n->complete = true;
+  } else {
+    [[maybe_unused]] const bool fresh = remote_.emplace(rk, n).second;
+    HYTASK_ASSERT(fresh, "an A record is handled once: one node per remote access");
+  }
   unmatched_[a.phase].push_back(entry{a.key, rank, a.seq, n});
 }
 
 void home::complete_local(node* n, effects& fx) {
+  HYTASK_ASSERT(n->task != nullptr && n->rank == self_,
+                "a local access completes once, with its task (which is cleared then)");
   n->task = nullptr;
   finish(n, fx);
 }
@@ -92,7 +101,8 @@ void home::complete_remote(int rank, std::uint64_t id, effects& fx) {
   const std::uint64_t rk = remote_key(rank, id);
   auto it = remote_.find(rk);
   if (it == remote_.end()) {
-    early_complete_.insert(rk);
+    [[maybe_unused]] const bool fresh = early_complete_.insert(rk).second;
+    HYTASK_ASSERT(fresh, "a C record is handled once: an access completes once");
     return;
   }
   release_hold(it, fx);
@@ -108,6 +118,8 @@ void home::push_sent(int rank, std::uint64_t id, effects& fx) {
 
 void home::release_hold(std::unordered_map<std::uint64_t, node*>::iterator it, effects& fx) {
   node* n = it->second;
+  HYTASK_ASSERT(n->holds > 0, "a remote access's holds (its C record, a copyin's send) are "
+                              "released once each: never below zero");
   if (--n->holds != 0) return;
   remote_.erase(it);
   finish(n, fx);
@@ -122,13 +134,20 @@ void home::released(node* n, effects& fx) {
 
 // n's task completed: its successors on other ranks lose a predecessor.
 void home::finish(node* n, effects& fx) {
+  HYTASK_ASSERT(!n->complete, "an access completes once: its successors lose it once");
   n->complete = true;
   if (!n->matched) return;  // matching will find it complete
   for (node* s : n->succ) {
+    HYTASK_ASSERT(s->matched && !s->complete,
+                  "a chain link leads to a matched access that waits for its predecessor");
     if (s->task) {
+      HYTASK_ASSERT(s->task->gate > 0, "a predecessor on another rank opens one share of a "
+                                       "task's gate: never below zero");
       if (--s->task->gate == 0) fx.ready.push_back(s->task);
-    } else if (--s->waiting == 0) {
-      released(s, fx);
+    } else {
+      HYTASK_ASSERT(s->waiting > 0, "a remote access waits for each of its predecessors here "
+                                    "once: never below zero");
+      if (--s->waiting == 0) released(s, fx);
     }
   }
   n->succ.clear();
@@ -137,6 +156,7 @@ void home::finish(node* n, effects& fx) {
     return;
   }
   chain* c = n->where;
+  HYTASK_ASSERT(c->incomplete > 0, "a chain counts its nodes not completed: never below zero");
   if (--c->incomplete == 0) {
     drop_chain(c->key, *c);
     return;
@@ -157,6 +177,7 @@ void home::prune_readers(chain& c) {
 }
 
 void home::enter(chain& c, node* n) {
+  HYTASK_ASSERT(!n->in_chain && n->matched, "an access enters a chain once, when matched");
   n->in_chain = true;
   n->where = &c;
   if (!n->complete) ++c.incomplete;
@@ -165,6 +186,9 @@ void home::enter(chain& c, node* n) {
 
 void home::leave(node* n) {
   chain* c = n->where;
+  HYTASK_ASSERT(n->in_chain && c != nullptr, "only a node in a chain leaves it");
+  HYTASK_ASSERT(n->complete || c->incomplete > 0,
+                "a chain counts its nodes not completed: never below zero");
   n->in_chain = false;
   n->where = nullptr;
   if (n->complete) free_node(n);
@@ -173,6 +197,12 @@ void home::leave(node* n) {
 
 void home::drop_chain(std::uint64_t key, chain& c) {
   // Every node in it has completed: later accesses have nothing to wait for here.
+#if defined(HYTASK_ASSERTIONS)
+  HYTASK_ASSERT(c.incomplete == 0 && (c.last_out == nullptr || c.last_out->complete),
+                "a chain is dropped only when every node in it has completed");
+  for (node* r : c.readers)
+    HYTASK_ASSERT(r->complete, "a chain is dropped only when every node in it has completed");
+#endif
   if (c.last_out) free_node(c.last_out);
   for (node* r : c.readers) free_node(r);
   chains_.erase(key);
@@ -231,6 +261,7 @@ void home::match(std::uint32_t phase, bool first, effects& fx) {
     c.key = list[i].key;
     for (std::size_t k = i; k < j; ++k) {
       node* g = list[k].n;
+      HYTASK_ASSERT(!g->matched, "an access is matched once, with its phase");
       g->matched = true;
       if (g->task == nullptr && g->rank != self_) g->b = !first;
       auto edge = [&](node* p) {

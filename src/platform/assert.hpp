@@ -1,7 +1,8 @@
-// HYTASK_ASSERT: the scheduler's invariants, checked in debug builds and in the sanitizer
-// variants of the library (HYTASK_ASSERTIONS), compiled out otherwise. A failed check prints
-// the condition, where it is and why it must hold, then aborts: it is a bug in hytask, not a
-// misuse (misuse throws hytask::usage_error).
+// HYTASK_ASSERT: the runtime's invariants (the scheduler's, the dependency tracker's, the
+// recorded graphs', the MPI operations', the global engine's), checked in debug builds and in
+// the sanitizer variants of the library (HYTASK_ASSERTIONS), compiled out otherwise. A failed
+// check prints the condition, where it is and why it must hold, then aborts: it is a bug in
+// hytask, not a misuse (misuse throws hytask::usage_error).
 #pragma once
 
 #if defined(HYTASK_ASSERTIONS)

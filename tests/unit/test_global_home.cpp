@@ -263,3 +263,20 @@ TEST(GlobalHome, MatchingReportsALocalTaskThatGainsARemoteSuccessor) {
   h.complete_remote(1, 7, after);
   EXPECT_TRUE(h.idle());
 }
+
+#if defined(HYTASK_ASSERTIONS)
+// Built with the invariant checks (the sanitizer variants, Debug builds): a bug that completes
+// an access twice stops the program where it happens, naming the invariant, instead of
+// opening some task's gate one share too early much later.
+TEST(GlobalHomeDeathTest, ALocalAccessCompletedTwiceIsCaught) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  gd::home h = make_home();
+  gd::task_record t;
+  gd::node* n = h.add_local(&t, loc, gd::dep_kind::out, 0, 1);
+  gd::effects fx;
+  h.match(0, true, fx);
+  h.complete_local(n, fx);
+  EXPECT_TRUE(h.idle());
+  EXPECT_DEATH(h.complete_local(n, fx), "internal error.*a local access completes once");
+}
+#endif

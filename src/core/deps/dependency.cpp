@@ -7,6 +7,7 @@
 
 #include "core/sched/scheduler.hpp"
 #include "core/sched/scheduler_internal.hpp"
+#include "platform/assert.hpp"
 
 namespace hytask::detail {
 namespace {
@@ -18,6 +19,20 @@ auto first_reaching(Map& map, std::uintptr_t lo) {
   if (it != map.begin() && std::prev(it)->second.hi > lo) --it;
   return it;
 }
+
+#if defined(HYTASK_ASSERTIONS)
+// Whether the fragments of the map tile [lo, hi) exactly: each one non-empty, starting where
+// the one before it ended, the first at lo and the last ending at hi.
+template <class Map>
+bool tiles(const Map& map, std::uintptr_t lo, std::uintptr_t hi) {
+  std::uintptr_t cursor = lo;
+  for (auto it = map.find(lo); it != map.end() && cursor < hi; ++it) {
+    if (it->first != cursor || it->second.lo != cursor || it->second.hi <= cursor) return false;
+    cursor = it->second.hi;
+  }
+  return cursor == hi;
+}
+#endif
 
 }  // namespace
 
@@ -49,10 +64,16 @@ void dep_domain::recycle(dep_domain* d) {
 }
 
 void dep_domain::release(task* t) {
+  HYTASK_ASSERT(t->tracker_refs > 0,
+                "the tracker lets go only of references it took: one per fragment naming the "
+                "task as writer or reader");
   if (--t->tracker_refs == 0 && t != spawning_) core::scheduler::instance()->drop_ref(t);
 }
 
 void dep_domain::clear() {
+  HYTASK_ASSERT(spawning_ == nullptr,
+                "a domain is cleared between spawns: the task being registered settles its "
+                "references at submit, which would drop them a second time");
   for (auto& [lo, f] : map_) {
     if (f.writer) release(f.writer);
     for (task* r : f.readers) release(r);
@@ -115,12 +136,22 @@ void dep_domain::index_erase(std::uintptr_t key) {
 // ---- fragments -----------------------------------------------------------------------
 
 dep_domain::fragment* dep_domain::make_fragment(std::uintptr_t lo, std::uintptr_t hi) {
-  fragment* f = &map_.try_emplace(lo, lo, hi).first->second;
+  HYTASK_ASSERT(lo < hi, "a fragment is a non-empty range [lo, hi)");
+  const auto made = map_.try_emplace(lo, lo, hi);
+  HYTASK_ASSERT(made.second, "a fragment is made only for a gap: none starts at its start");
+  HYTASK_ASSERT(made.first == map_.begin() || std::prev(made.first)->second.hi <= lo,
+                "fragments do not overlap: a new one starts where the one before it ended, or after");
+  HYTASK_ASSERT(std::next(made.first) == map_.end() || std::next(made.first)->second.lo >= hi,
+                "fragments do not overlap: a new one ends where the next one starts, or before");
+  fragment* f = &made.first->second;
   index_put(lo, f);
   return f;
 }
 
 dep_domain::fragment* dep_domain::split(fragment* f, std::uintptr_t at) {
+  HYTASK_ASSERT(f->lo < at && at < f->hi, "a fragment is split strictly inside: both parts non-empty");
+  HYTASK_ASSERT(map_.find(at) == map_.end(),
+                "a split point is inside one fragment, so no other starts there");
   fragment* upper = &map_.try_emplace(at, at, f->hi, *f).first->second;
   if (upper->writer) ++upper->writer->tracker_refs;
   for (task* r : upper->readers) ++r->tracker_refs;
@@ -133,6 +164,7 @@ void dep_domain::erase(fragment* f) {
   if (f->writer) release(f->writer);
   for (task* r : f->readers) release(r);
   const std::uintptr_t lo = f->lo;
+  HYTASK_ASSERT(index_find(lo) == f, "every fragment is in the index under its start");
   index_erase(lo);
   map_.erase(lo);
 }
@@ -169,6 +201,9 @@ bool dep_domain::busy(std::uintptr_t lo, std::uintptr_t hi) const {
 }
 
 int dep_domain::apply(fragment& f, task* t, access_mode mode) {
+  HYTASK_ASSERT(f.writer == nullptr ||
+                    std::find(f.readers.begin(), f.readers.end(), f.writer) == f.readers.end(),
+                "a fragment's readers are those since its writer: the writer is not one of them");
   int edges = 0;
   if (mode == access_mode::in) {
     if (f.writer == t) return 0;  // already writes it: the stronger access wins
@@ -231,6 +266,9 @@ int dep_domain::access_slow(task* t, std::uintptr_t lo, std::uintptr_t hi, acces
     cursor = f->hi;
     it = map_.upper_bound(f->lo);
   }
+  HYTASK_ASSERT(tiles(map_, lo, hi),
+                "after an access, fragments tile its region exactly: ordered, non-overlapping, "
+                "non-empty, with no gap");
   return edges;
 }
 

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/deps/successors.hpp"
+#include "platform/assert.hpp"
 #include "platform/node_pool.hpp"
 #include "hytask/core/access.hpp"
 #include "hytask/core/detail/task.hpp"
@@ -41,9 +42,15 @@ class reader_list {
   task* const* end() const { return begin() + size_; }
   std::uint32_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  task* back() const { return begin()[size_ - 1]; }
+  task* back() const {
+    HYTASK_ASSERT(size_ != 0, "back() of a reader list is asked only when it has readers");
+    return begin()[size_ - 1];
+  }
   void clear() { size_ = 0; }
-  void truncate(std::uint32_t n) { size_ = n; }
+  void truncate(std::uint32_t n) {
+    HYTASK_ASSERT(n <= size_, "pruning keeps a prefix of the readers, never adds unset slots");
+    size_ = n;
+  }
   void push_back(task* t) {
     if (size_ == capacity_) grow();
     begin()[size_++] = t;
@@ -73,10 +80,18 @@ struct dep_domain {
 
   // Registers `t`'s access to [lo, hi); returns how many predecessors it must wait for.
   int access(task* t, std::uintptr_t lo, std::uintptr_t hi, access_mode mode) {
+    HYTASK_ASSERT(spawning_ == nullptr || spawning_ == t,
+                  "one task is registered at a time: the previous one's spawn was finished "
+                  "(finish_spawn), else its references are never settled");
+    HYTASK_ASSERT(lo < hi, "an access covers at least one byte (empty regions are skipped)");
     spawning_ = t;
     // Fast path: exactly one fragment is this region.
     fragment* f = index_find(lo);
-    if (f != nullptr && f->hi == hi) return apply(*f, t, mode);
+    if (f != nullptr && f->hi == hi) {
+      HYTASK_ASSERT(f->lo == lo, "the index maps a fragment's start to that fragment (a stale "
+                                 "entry outlived its fragment's erase or split)");
+      return apply(*f, t, mode);
+    }
     return access_slow(t, lo, hi, mode);
   }
   // Ends the registration of the task passed to access(): from now on its references are

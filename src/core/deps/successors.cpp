@@ -2,6 +2,7 @@
 #include "core/deps/successors.hpp"
 
 #include "core/sched/scheduler_internal.hpp"
+#include "platform/assert.hpp"
 
 namespace hytask::detail {
 namespace {
@@ -16,6 +17,9 @@ void inherit_failure(task* pred, std::uint32_t closed, task* succ) {
 }  // namespace
 
 void free_successor_blocks(task* t) {
+  HYTASK_ASSERT(successors_are_closed(t->nsucc.load(std::memory_order_relaxed)),
+                "a task's overflow blocks are freed after its completion closed its list: no "
+                "adder can be linking into them any more");
   successor_block* b = t->succ_blocks;
   while (b) {
     successor_block* n = b->next;
@@ -60,6 +64,9 @@ int add_edge(task* pred, task* succ) {
   if (pred->nsucc.compare_exchange_strong(n, n + 1, std::memory_order_release,
                                           std::memory_order_acquire))
     return 1;
+  HYTASK_ASSERT(successors_are_closed(n),
+                "only the spawning thread adds successors to a task, so its count changes "
+                "under that thread only by the close: else an edge would be lost");
   inherit_failure(pred, n, succ);  // n: the closed count the failed exchange read
   return 0;
 }

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "hytask/core/detail/task.hpp"
+#include "platform/assert.hpp"
 #include "platform/cpu.hpp"
 
 namespace hytask::detail {
@@ -31,6 +32,9 @@ template <class Release>
 void release_successors(task* t, bool failed, Release&& release) {
   const std::uint32_t n =
       t->nsucc.exchange(failed ? successors_closed_failed : successors_closed, std::memory_order_acq_rel);
+  HYTASK_ASSERT(!successors_are_closed(n),
+                "a task's successor list is closed once, when it completes: a second close "
+                "would release its successors again");
   if (n == 0) return;
   // Successors were spawned on other cores, typically: start fetching all of them before the
   // first (serialising) atomic decrement.

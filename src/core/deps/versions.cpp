@@ -20,6 +20,7 @@
 #include "hytask/core/this_task.hpp"
 #include "hytask/core/versioned.hpp"
 #include "hytask/errors.hpp"
+#include "platform/assert.hpp"
 
 namespace hytask::detail {
 
@@ -178,6 +179,7 @@ void release_buffer(version* v) {
   version_pool& p = pool();
   {
     std::lock_guard lk(p.mu);
+    HYTASK_ASSERT(p.in_use >= k.bytes, "a pooled buffer goes back once: the bytes in use cover it");
     p.in_use -= k.bytes;
     if (v->tainted.load(std::memory_order_relaxed)) {
       p.quarantine.emplace_back(k, v->ptr);
@@ -190,7 +192,11 @@ void release_buffer(version* v) {
 }
 
 void drop(version* v) {
-  if (v->refs.fetch_sub(1, std::memory_order_acq_rel) == 1 && !v->home) release_buffer(v);
+  const std::int32_t before = v->refs.fetch_sub(1, std::memory_order_acq_rel);
+  HYTASK_ASSERT(before > 0,
+                "a version is dropped once per reference taken (holders, current, a successor's "
+                "prev): its count never goes below zero");
+  if (before == 1 && !v->home) release_buffer(v);
 }
 
 task_versions* versions_of(task* t) {
@@ -202,7 +208,10 @@ task_versions* versions_of(task* t) {
 }
 
 void hold(task* t, version* v, bool writes = false) {
-  v->refs.fetch_add(1, std::memory_order_relaxed);
+  [[maybe_unused]] const std::int32_t before = v->refs.fetch_add(1, std::memory_order_relaxed);
+  HYTASK_ASSERT(before > 0 || v->home,
+                "a pooled version is held only while something keeps it (it is current, or a "
+                "newer version keeps it): at zero it went back to the pool");
   v->owner->users.fetch_add(1, std::memory_order_relaxed);
   task_versions* tv = versions_of(t);
   tv->held.push_back(v);
@@ -233,6 +242,8 @@ void list_renamed(version_object* o, task* scope) {
 void copy_home(version_object* o) {
   version* cur = o->current;
   if (cur == &o->home) return;
+  HYTASK_ASSERT(o->users.load(std::memory_order_acquire) == 0,
+                "an object is copied home once the tasks that hold its versions have completed");
   version* src = cur;
   while (src != &o->home && src->prev != nullptr && src->writer_failed.load(std::memory_order_acquire))
     src = src->prev;
@@ -277,7 +288,8 @@ void complete_versions(task* t) noexcept {
     if (failed) v->tainted.store(true, std::memory_order_relaxed);
     drop(v);
     // Last: once users is zero the object may be destroyed.
-    o->users.fetch_sub(1, std::memory_order_release);
+    [[maybe_unused]] const std::int32_t users = o->users.fetch_sub(1, std::memory_order_release);
+    HYTASK_ASSERT(users > 0, "an object's users are its versions' holds: released once each");
   }
   delete tv;
   t->versions = nullptr;

@@ -21,6 +21,7 @@
 #include "core/sched/scheduler_internal.hpp"
 #include "core/ext/watch.hpp"
 #include "hytask/core/spawn.hpp"
+#include "platform/assert.hpp"
 #include "hytask/errors.hpp"
 #include "trace/trace.hpp"
 
@@ -46,6 +47,10 @@ namespace {
 
 void record_edge(void* ctx, task* pred, task* succ) {
   auto* g = static_cast<graph_data*>(ctx);
+  HYTASK_ASSERT(succ == g->placeholder, "edges are found only for the node being added");
+  HYTASK_ASSERT(pred->spawn_seq >= 1 && pred->spawn_seq < succ->spawn_seq,
+                "an edge goes from a node recorded earlier to the one being added (so a "
+                "recorded graph has no cycle)");
   g->found.emplace_back(static_cast<std::uint32_t>(pred->spawn_seq - 1),
                         static_cast<std::uint32_t>(succ->spawn_seq - 1));
   ++g->npred[succ->spawn_seq - 1];
@@ -205,6 +210,8 @@ void node_done(task* t) {
   auto* r = static_cast<graph_run*>(core::watch_arg(t));
   const auto i = static_cast<std::uint32_t>(t->spawn_seq - r->seq_base - 1);
   const graph_data* g = r->g;
+  HYTASK_ASSERT(t->spawn_seq > r->seq_base && i < g->nodes.size(),
+                "a graph task's spawn_seq names a node of its run");
   const std::uint32_t first = g->succ_begin[i], last = g->succ_begin[i + 1];
   if (first == last) return;
   const bool failed = core::sched::has_failed(t);
@@ -216,6 +223,9 @@ void node_done(task* t) {
     std::atomic<std::int32_t>& p = r->pending[j];
     if (failed) p.fetch_or(failed_bit, std::memory_order_relaxed);
     const std::int32_t left = p.fetch_sub(1, std::memory_order_acq_rel) - 1;
+    HYTASK_ASSERT((left & ~failed_bit) >= 0,
+                  "a node's pending count reaches zero once: each predecessor in the graph "
+                  "counts it down once, so its task is created once");
     if ((left & ~failed_bit) != 0) continue;
     task* next = node_task(s, w, r, j);
     if (left & failed_bit) core::sched::fail_before_start(next, r->first_failure());
@@ -231,6 +241,16 @@ void seal(graph_data& g) {
   g.succ_begin.assign(n + 1, 0);
   for (const auto& [p, s] : g.found) ++g.succ_begin[p + 1];
   for (std::uint32_t i = 0; i < n; ++i) g.succ_begin[i + 1] += g.succ_begin[i];
+#if defined(HYTASK_ASSERTIONS)
+  HYTASK_ASSERT(g.npred.size() == n, "one predecessor count per recorded node");
+  std::size_t edges_in = 0;
+  for (std::uint32_t i = 0; i < n; ++i) edges_in += g.npred[i];
+  HYTASK_ASSERT(edges_in == g.found.size(),
+                "every recorded edge counts once among its successor's predecessors: a run's "
+                "pending counts then reach zero");
+  for (const auto& [p, s] : g.found)
+    HYTASK_ASSERT(p < s && s < n, "a recorded edge goes forward, between recorded nodes");
+#endif
   g.succ.resize(g.found.size());
   std::vector<std::uint32_t> fill(g.succ_begin.begin(), g.succ_begin.end() - 1);
   for (const auto& [p, s] : g.found) g.succ[fill[p]++] = s;
@@ -312,6 +332,8 @@ std::size_t graph_begin(graph_data* g, const task_options& opts, graph_body body
     g->domain->record_edges(&record_edge, g);
     g->recorded_in = core::scheduler::instance();
   }
+  HYTASK_ASSERT(g->placeholder == nullptr && !g->adding,
+                "one node is added at a time: the previous add ended (graph_end)");
   task* p = core::scheduler::instance()->allocate(w);
   p->spawn_seq = g->nodes.size();
   g->placeholder = p;
@@ -326,11 +348,14 @@ void graph_region(graph_data* g, const region_access& a) {
   if (hi < lo)
     throw usage_error("hytask::graph::add: a region wraps around the address space (" +
                       std::to_string(a.bytes) + " bytes); check the count passed to in/out/inout");
+  HYTASK_ASSERT(g->placeholder != nullptr && g->adding,
+                "accesses are recorded between graph_begin and graph_end, for the node added");
   g->domain->access(g->placeholder, lo, hi, a.mode);
 }
 
 void graph_end(graph_data* g) {
   task* p = g->placeholder;
+  HYTASK_ASSERT(p != nullptr && g->adding, "graph_end ends an add that graph_begin began");
   g->placeholder = nullptr;
   g->adding = false;
   g->domain->finish_spawn();
@@ -408,7 +433,10 @@ void graph::run() {
     g.plan = std::make_unique<owner_plan>(g, s->size());
   struct run_end {
     graph_data& g;
-    ~run_end() { g.runs.fetch_sub(1, std::memory_order_acq_rel); }
+    ~run_end() {
+      [[maybe_unused]] const int before = g.runs.fetch_sub(1, std::memory_order_acq_rel);
+      HYTASK_ASSERT(before > 0, "a run ends once: the count of runs under way never goes negative");
+    }
   } end{g};
 
   const std::int64_t started = core::now_ns();
@@ -450,6 +478,15 @@ void graph::run() {
   // wait_all, without the hooks a layer may put around main's (the global layer's makes it
   // collective): a graph's run involves this process only.
   s->wait_children(w);
+#if defined(HYTASK_ASSERTIONS)
+  // The caller's children are done, the graph's tasks among them: each node was created once
+  // its last predecessor counted it down, so every count reached zero (owner placement keeps
+  // its own counts: checked when its next run starts).
+  if (mode == placement::steal)
+    for (std::uint32_t i = 0; i < n; ++i)
+      HYTASK_ASSERT((r.pending[i].load(std::memory_order_relaxed) & ~failed_bit) == 0,
+                    "a run ends only when every node's predecessors all counted it down");
+#endif
   if (learn) g.choice.record(mode, core::now_ns() - started);
 }
 

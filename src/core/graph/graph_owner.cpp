@@ -6,6 +6,7 @@
 
 #include "core/sched/cancellation.hpp"
 #include "platform/clock.hpp"
+#include "platform/assert.hpp"
 #include "platform/cpu.hpp"
 #include "core/sched/scheduler_internal.hpp"
 #include "hytask/core/spawn.hpp"
@@ -240,6 +241,7 @@ bool claim_kicked(agent& a, unsigned home) {
 bool has_ready(const owner_part& st) { return st.ready_head != st.ready.size(); }
 
 std::uint32_t ready_pop(owner_part& st) {
+  HYTASK_ASSERT(st.ready_head < st.ready.size(), "a node is taken only from a non-empty ready list");
   const std::uint32_t node = st.ready[st.ready_head++];
   if (st.ready_head == st.ready.size()) {
     st.ready.clear();
@@ -258,6 +260,9 @@ void count_one(const graph_data* g, owner_part& st, const owner_plan& pl, std::u
                bool failed) {
   std::int32_t& c = st.count[pl.local[j]];
   if (failed) c |= failed_bit;
+  HYTASK_ASSERT((c & ~failed_bit) > 0,
+                "a node's pending count reaches zero once: each predecessor counts it down once, "
+                "so it enters the ready list once a run");
   if ((--c & ~failed_bit) != 0) {
     core::prefetch(&g->nodes[j]);
     return;
@@ -282,6 +287,8 @@ void complete(agent& a, unsigned p, std::uint32_t node, bool failed) {
   owner_part& st = a.part(p);
   const graph_data* g = a.r->g;
   owner_plan& pl = *a.plan;
+  HYTASK_ASSERT(st.left > 0 && pl.owner[node] == p,
+                "a partition's node completes once a run, at its own partition");
   --st.left;
   const unsigned P = pl.parts;
   for (std::uint32_t k = g->succ_begin[node]; k < g->succ_begin[node + 1]; ++k) {
@@ -293,6 +300,8 @@ void complete(agent& a, unsigned p, std::uint32_t node, bool failed) {
     }
     if (st.mark[d] == node + 1) continue;
     st.mark[d] = node + 1;
+    HYTASK_ASSERT(st.tail[d] < pl.ring_cap[std::size_t{p} * P + d],
+                  "a ring holds one run's messages: one per node and destination partition");
     const std::uint64_t msg =
         (std::uint64_t{pl.lap} << 32) | (failed ? failed_msg : 0) | std::uint64_t{node};
     pl.rings[std::size_t{p} * P + d][st.tail[d]++].store(msg, std::memory_order_release);
@@ -318,6 +327,8 @@ bool drain(agent& a, unsigned p) {
       if ((m >> 32) != pl.lap) break;
       ++st.head[k];
       got = true;
+      HYTASK_ASSERT(pl.owner[m & 0x0fffffffu] == src[k],
+                    "a ring carries only its source partition's completions");
       count_down(a, p, static_cast<std::uint32_t>(m & 0x0fffffffu), (m & failed_msg) != 0);
     }
   }
@@ -367,6 +378,8 @@ void kick_written(agent& a, core::worker* w) {
 // Hands a held partition on (free, or kicked for a new agent task); the destinations of its
 // last messages hear of them first, after a fence.
 void let_go(agent& a, core::worker* w, unsigned p, std::uint8_t to) {
+  HYTASK_ASSERT(a.part(p).status.load(std::memory_order_relaxed) == part_held,
+                "only the agent that holds a partition lets it go");
   core::full_fence();
   kick_dirty(a, w, a.part(p));
   a.part(p).status.store(to, std::memory_order_seq_cst);
@@ -382,6 +395,8 @@ void release_all(agent& a, core::worker* w) {
     owner_part& st = a.part(p);
     const bool work = has_ready(st) && st.left != 0;
     const std::vector<std::uint32_t> heads = st.head;
+    HYTASK_ASSERT(st.status.load(std::memory_order_relaxed) == part_held,
+                  "only the agent that holds a partition lets it go");
     st.status.store(part_free, std::memory_order_seq_cst);
     if (work || mail_waiting(a, p, heads)) kick(a, w, p);
   }
@@ -556,6 +571,21 @@ void agent_task::operator()() const {
 }  // namespace
 
 void start_owned_run(core::scheduler* s, core::worker* w, graph_run* r, owner_plan* plan) {
+#if defined(HYTASK_ASSERTIONS)
+  // The previous run (its agents are the caller's children, all done) let every partition
+  // go: each kick came with an agent task, and each agent left nothing held. Every node of a
+  // partition it began completed, and no late completion was left unread.
+  for (unsigned p = 0; p < plan->parts; ++p) {
+    const owner_part& st = plan->state->parts[p];
+    HYTASK_ASSERT(st.status.load(std::memory_order_relaxed) == part_free,
+                  "a run of a graph with owner placement starts with every partition free: "
+                  "one run at a time uses the plan's state");
+    HYTASK_ASSERT(st.late.load(std::memory_order_relaxed) == nullptr,
+                  "every late completion of the previous run was read");
+    HYTASK_ASSERT(st.lap != plan->lap || (st.left == 0 && st.ready_head == st.ready.size()),
+                  "the previous run completed every node of the partitions it began");
+  }
+#endif
   if (++plan->lap == 0) {  // the tags wrapped: no slot may carry a stale one
     for (std::size_t k = 0; k < plan->rings.size(); ++k)
       for (std::uint32_t i = 0; i < plan->ring_cap[k]; ++i)
