@@ -111,7 +111,7 @@ struct operation {
 void acquire(operation* op) noexcept;  // reference counting (declared in hytask/comm/request.hpp)
 void release(operation* op) noexcept;
 
-// The hytask::mpi::error of a failed operation (api.cpp).
+// The hytask::mpi::error of a failed operation (api_requests.cpp).
 }  // namespace hytask::mpi::detail
 namespace hytask::mpi { class error; error make_error(const detail::operation* op); }
 namespace hytask::mpi::detail {
