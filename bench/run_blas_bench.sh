@@ -6,7 +6,7 @@
 # which reaches the same OpenBLAS through libblas.so.3). 2 ranks, one per core, Open MPI.
 # Writes every job's output and CSV to OUTDIR, then a Markdown table of medians.
 #
-#   bench/run_blas_bench.sh [OUTDIR]        (~20 minutes on 2 cores)
+#   bench/run_blas_bench.sh [OUTDIR]        (~25 minutes on 2 cores)
 #
 # Environment: REPS (3), CORES ("Prescott Haswell SkylakeX default": the OPENBLAS_CORETYPE of
 # each column; default = unset, OpenBLAS's own choice for this CPU), CHOL_N (4096), CHOL_NB

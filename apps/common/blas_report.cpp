@@ -73,7 +73,7 @@ blas_verdict judge_blas(std::string_view corename, bool avx2, bool avx512f, std:
   if (kernel == simd_level::unknown || cpu == simd_level::unknown || kernel >= cpu) return v;
   v.warn = true;
   // On AVX-512 CPUs SkylakeX's kernels (Cooperlake's DGEMM is the same): on a Zen 5 guest
-  // 1.65x Haswell's DGEMM and 4.3x Prescott's (docs/benchmarks.md, "BLAS and the CPU").
+  // 1.65x Haswell's DGEMM and 4-5x Prescott's (docs/benchmarks.md, "BLAS and the CPU").
   v.coretype = cpu == simd_level::avx512 ? "SkylakeX" : "Haswell";
   const std::string core(corename);
   const std::string env(coretype_env);
