@@ -16,6 +16,26 @@ using namespace sched;
 
 // ---- running and completing ----------------------------------------------------------
 
+void worker_loop() {
+  scheduler* s = scheduler::instance();
+  for (;;) {
+    worker* w = current_worker();
+    if (s->should_go_home(w, false)) {
+      s->go_home(w);
+      continue;
+    }
+    if (task* t = s->find_work(w)) {
+      s->run(w, t);
+      continue;
+    }
+    if (s->should_go_home(w, true)) {
+      s->go_home(w);
+      continue;
+    }
+    s->idle(w);
+  }
+}
+
 bool scheduler::should_go_home(worker* w, bool found_nothing) {
   if (w->help_pred) return w->help_pred(w->help_arg, found_nothing);
   // Cancelled loop participants may still sit in the mailbox: run (and free) them first.

@@ -1,7 +1,6 @@
-// The scheduling loop (worker.hpp) and the calling thread's worker.
+// The calling thread's worker (worker.hpp); the loop itself is in run.cpp.
 #include "core/sched/worker.hpp"
 
-#include "core/sched/scheduler.hpp"
 
 namespace hytask::core {
 
@@ -15,25 +14,5 @@ thread_local worker* t_worker = nullptr;
 }
 
 [[gnu::noinline]] void set_current_worker(worker* w) noexcept { t_worker = w; }
-
-void worker_loop() {
-  scheduler* s = scheduler::instance();
-  for (;;) {
-    worker* w = current_worker();
-    if (s->should_go_home(w, false)) {
-      s->go_home(w);
-      continue;
-    }
-    if (task* t = s->find_work(w)) {
-      s->run(w, t);
-      continue;
-    }
-    if (s->should_go_home(w, true)) {
-      s->go_home(w);
-      continue;
-    }
-    s->idle(w);
-  }
-}
 
 }  // namespace hytask::core

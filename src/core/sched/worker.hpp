@@ -112,6 +112,8 @@ worker* current_worker() noexcept;
 void set_current_worker(worker* w) noexcept;
 
 // The scheduling loop: the body of every fiber of every worker (marl's Worker::run).
+// Defined in run.cpp, beside the steps it takes every turn (run, going home), which the
+// compiler then inlines into it.
 [[noreturn]] void worker_loop();
 
 }  // namespace hytask::core
