@@ -2,7 +2,7 @@
 # Checks the layering of src/ against the layer table of DESIGN.md (between the markers
 # "<!-- layers" and "<!-- /layers -->"): every file of a folder may include its own folder,
 # the public headers (include/hytask) and what its row's last column names — a folder, or
-# one file such as core/layer.hpp. Fails, naming the file, the include and the rule, when a
+# one file such as core/face.hpp. Fails, naming the file, the include and the rule, when a
 # file includes anything else, or when a folder of src/ has no row.
 #
 #   scripts/check_layers.sh [REPO]     (default: the repository this script is in)

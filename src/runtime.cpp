@@ -10,7 +10,7 @@
 
 #include "comm/comm.hpp"
 #include "comm/progress_registry.hpp"
-#include "core/layer.hpp"
+#include "core/face.hpp"
 #include "platform/topology.hpp"
 #include "fatal_errors.hpp"
 #include "global/system.hpp"

@@ -9,7 +9,7 @@
 #include <mutex>
 #include <thread>
 
-#include "core/layer.hpp"
+#include "core/face.hpp"
 #include "hytask/errors.hpp"
 #include "platform/clock.hpp"
 #include "platform/cpu.hpp"

@@ -19,7 +19,7 @@
 #include "comm/command_queue.hpp"
 #include "comm/progress_engine.hpp"
 #include "comm/thread_word.hpp"
-#include "core/layer.hpp"
+#include "core/face.hpp"
 #include "hytask/config.hpp"
 
 namespace hytask::mpi::detail {

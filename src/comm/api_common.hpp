@@ -14,7 +14,7 @@
 #include "comm/cancel.hpp"
 #include "comm/comm.hpp"
 #include "comm/operation.hpp"
-#include "core/layer.hpp"
+#include "core/face.hpp"
 #include "hytask/comm/error.hpp"
 #include "hytask/comm/request.hpp"
 #include "hytask/errors.hpp"

@@ -3,7 +3,7 @@
 
 #include "comm/comm.hpp"
 #include "comm/operation.hpp"
-#include "core/layer.hpp"
+#include "core/face.hpp"
 #include "hytask/errors.hpp"
 
 namespace hytask::mpi::detail {

@@ -13,7 +13,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "core/layer.hpp"
+#include "core/face.hpp"
 #include "hytask/errors.hpp"
 
 namespace hytask::mpi::detail {

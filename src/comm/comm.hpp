@@ -25,7 +25,7 @@
 #include "comm/operation.hpp"
 #include "comm/progress_policy.hpp"
 #include "comm/thread_word.hpp"
-#include "core/layer.hpp"
+#include "core/face.hpp"
 #include "hytask/config.hpp"
 
 namespace hytask::mpi::detail {

@@ -15,7 +15,7 @@
 #include "comm/comm.hpp"
 #include "comm/error_handler.hpp"
 #include "comm/progress_registry.hpp"
-#include "core/layer.hpp"
+#include "core/face.hpp"
 #include "hytask/errors.hpp"
 #include "platform/thread_name.hpp"
 #include "platform/topology.hpp"

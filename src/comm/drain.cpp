@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "comm/comm.hpp"
-#include "core/layer.hpp"
+#include "core/face.hpp"
 
 namespace hytask::mpi::detail {
 

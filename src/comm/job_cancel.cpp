@@ -10,7 +10,7 @@
 #include "comm/comm.hpp"
 #include "comm/error_handler.hpp"
 #include "comm/operation.hpp"
-#include "core/layer.hpp"
+#include "core/face.hpp"
 #include "hytask/comm/cancel.hpp"
 #include "hytask/comm/error.hpp"
 #include "hytask/core/spawn.hpp"

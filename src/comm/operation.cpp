@@ -3,7 +3,7 @@
 #include <climits>
 #include <string>
 
-#include "core/layer.hpp"
+#include "core/face.hpp"
 #include "platform/assert.hpp"
 #include "trace/trace.hpp"
 

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "core/layer.hpp"
+#include "core/face.hpp"
 
 namespace hytask::mpi::detail {
 

@@ -10,7 +10,7 @@
 #include "comm/channels.hpp"
 #include "comm/comm.hpp"
 #include "comm/error_handler.hpp"
-#include "core/layer.hpp"
+#include "core/face.hpp"
 #include "trace/trace.hpp"
 
 namespace hytask::mpi::detail {

@@ -4,7 +4,7 @@
 
 #include "comm/cancel.hpp"
 #include "comm/error_handler.hpp"
-#include "core/layer.hpp"
+#include "core/face.hpp"
 
 #include "trace/trace.hpp"
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "comm/operation.hpp"
-#include "core/layer.hpp"
+#include "core/face.hpp"
 
 namespace hytask::mpi::detail {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "comm/comm.hpp"
-#include "core/layer.hpp"
+#include "core/face.hpp"
 #include "platform/futex.hpp"
 #include "trace/trace.hpp"
 

@@ -8,7 +8,7 @@
 
 #include "comm/cancel.hpp"
 #include "comm/comm.hpp"
-#include "core/layer.hpp"
+#include "core/face.hpp"
 
 namespace hytask::mpi::detail {
 

@@ -14,7 +14,7 @@
 
 #include "comm/comm.hpp"
 #include "comm/stall_watch.hpp"
-#include "core/layer.hpp"
+#include "core/face.hpp"
 #include "platform/cpu_wait.hpp"
 #include "platform/futex.hpp"
 #include "platform/stderr_drain.hpp"

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "comm/comm.hpp"
-#include "core/layer.hpp"
+#include "core/face.hpp"
 #include "comm/operation.hpp"
 #include "global/mpi_call.hpp"
 #include "global/system.hpp"

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "comm/operation.hpp"
-#include "core/layer.hpp"
+#include "core/face.hpp"
 #include "hytask/comm/error.hpp"
 #include "hytask/errors.hpp"
 

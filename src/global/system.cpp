@@ -11,7 +11,7 @@
 
 #include "comm/comm.hpp"
 #include "comm/operation.hpp"
-#include "core/layer.hpp"
+#include "core/face.hpp"
 #include "platform/stderr_drain.hpp"
 #include "global/mpi_call.hpp"
 #include "hytask/core/spawn.hpp"

@@ -3,7 +3,7 @@
 #include "comm/comm.hpp"
 #include "comm/error_handler.hpp"
 #include "comm/operation.hpp"
-#include "core/layer.hpp"
+#include "core/face.hpp"
 #include "hytask/errors.hpp"
 #include "intercept/errors.hpp"
 #include "intercept/status.hpp"

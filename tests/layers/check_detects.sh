@@ -10,9 +10,9 @@ trap 'rm -rf "$tmp"' EXIT
 tree() {  # a minimal tree: the face, a scheduler header, a comm file that uses the face
   rm -rf "$tmp/r" && mkdir -p "$tmp/r/src/core/sched" "$tmp/r/src/comm"
   cp "$root/DESIGN.md" "$tmp/r/"
-  : >"$tmp/r/src/core/layer.hpp"
+  : >"$tmp/r/src/core/face.hpp"
   : >"$tmp/r/src/core/sched/scheduler.hpp"
-  printf '#include "core/layer.hpp"\n' >"$tmp/r/src/comm/ok.cpp"
+  printf '#include "core/face.hpp"\n' >"$tmp/r/src/comm/ok.cpp"
 }
 expect() {  # expect <what> <pattern>: the check fails and says pattern
   local what=$1 pattern=$2 out

@@ -18,7 +18,7 @@
 
 #include <exception>
 
-#include "core/layer.hpp"
+#include "core/face.hpp"
 #include "hytask/core/detail/task.hpp"
 
 namespace hytask::core {
@@ -55,6 +55,6 @@ bool failed_by_cancellation(detail::task* t) noexcept;
 void leave_group(detail::task* t) noexcept;
 
 // cancel_job, job_cancelled, make_uncancellable, set_cancel_hook, is_task_cancelled: the
-// face (core/layer.hpp), for the layers above.
+// face (core/face.hpp), for the layers above.
 
 }  // namespace hytask::core

@@ -1,6 +1,6 @@
-// The face (core/layer.hpp) over the scheduler: each call forwards to the scheduler or the
+// The face (core/face.hpp) over the scheduler: each call forwards to the scheduler or the
 // calling thread's worker.
-#include "core/layer.hpp"
+#include "core/face.hpp"
 
 #include <memory>
 

@@ -24,14 +24,14 @@
 #include "platform/fiber.hpp"
 #include "core/ext/progress_hooks.hpp"
 #include "core/core_settings.hpp"
-#include "core/layer.hpp"
+#include "core/face.hpp"
 #include "hytask/core/detail/task.hpp"
 
 namespace hytask::core {
 
 using detail::task;
 
-// arm_fn (what suspend calls once the task is parked): core/layer.hpp.
+// arm_fn (what suspend calls once the task is parked): core/face.hpp.
 
 class scheduler {
  public:
