@@ -26,7 +26,7 @@ TEST(Suspend, SuspendedTaskDoesNotBlockItsWorker) {
     e.set();
   });
   hytask::wait_all();
-  // Ordinary tasks start in spawn order on one worker (DESIGN.md, "Ready order"): the waiter
+  // Ordinary tasks start in spawn order on one worker (docs/design/core.md, "Ready order"): the waiter
   // starts first and suspends, the setter runs, then the waiter resumes.
   EXPECT_EQ(order, (std::vector<int>{1, 2, 3}));
 }

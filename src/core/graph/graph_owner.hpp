@@ -1,6 +1,6 @@
 // Owner placement of a recorded graph's run: each task runs on a partition fixed for the
 // graph, and a partition hears of a predecessor on another one by a message, as MPI ranks
-// do. See DESIGN.md, "Recorded graphs".
+// do. See docs/design/core.md, "Recorded graphs".
 //
 // The partition (owner_plan, built once per graph and worker count): nodes level by level
 // (a node's level is one more than its predecessors' deepest), each to the partition that
