@@ -8,16 +8,16 @@
 // to four times the setting, so that a long exchange does not cost the compute a wake every
 // 500 us.
 //
-// Beside OMPT callbacks it stands aside: at each look, if someone else polled since its last
-// one (OpenMP threads at scheduling points, main waiting in commtask::finalize), it does not
-// poll and sleeps twice as long, up to 16 times HYTASK_PROGRESS_MAX_US; when nobody did — every
-// OpenMP thread is in a long task, or idle without callbacks — it polls, and is back on its
-// own period. A wake costs the core's compute 20-50 us on these virtual machines (docs/design/comm.md,
-// the backstop), hence the long sleeps while it is not needed. While the OpenMP threads leave
-// a core idle (platform/idle_meter.hpp: waiting for these requests, typically) it polls on its
-// shortest period: a poll costs the compute nothing then, and it sees completions at once. An OpenMP thread that starts
-// a wait (barrier, taskwait) while requests are pending may go idle with no callback after
-// it: it wakes the thread from a long sleep, and the thread's next look polls, on its
+// Beside OMPT callbacks it stands aside: at each look, if someone else polled since its last one
+// (OpenMP threads at scheduling points, main waiting in commtask::finalize), it does not poll and
+// sleeps twice as long, up to 16 times HYTASK_PROGRESS_MAX_US; when nobody did — every OpenMP
+// thread is in a long task, or idle without callbacks — it polls, and is back on its own period. A
+// wake costs the core's compute 20-50 us on these virtual machines (docs/design/comm.md, the
+// backstop), hence the long sleeps while it is not needed. While the OpenMP threads leave a core
+// idle (platform/idle_meter.hpp: waiting for these requests, typically) it polls on its shortest
+// period: a poll costs the compute nothing then, and it sees completions at once. An OpenMP thread
+// that starts a wait (barrier, taskwait) while requests are pending may go idle with no callback
+// after it: it wakes the thread from a long sleep, and the thread's next look polls, on its
 // shortest period again.
 //
 // It never polls within HYTASK_OMP_POLL_DELAY_US of a hand-over (layer.hpp says why). A
