@@ -103,8 +103,9 @@ void comm_system::post_here(operation* op) {
 void comm_system::submit(operation* op, bool internal) {
   jobs_.before_submit();  // comm/job_cancel.hpp
   op->internal = internal;
-  const bool worker = !internal && core::on_worker();
-  core::task* me = worker ? core::current_task() : nullptr;
+  const core::thread_place here = internal ? core::thread_place{} : core::this_thread_place();
+  const bool worker = here.on_worker;
+  core::task* me = here.current;
   if (!internal) jobs_.note_comm(op->comm);
   // While the job is cancelled main posts nothing either (comm/job_cancel.hpp).
   if (worker && me == nullptr && core::job_cancelled()) throw_cancelled(op);

@@ -14,11 +14,12 @@ namespace hytask::mpi::detail {
 
 void comm_system::wait(operation* op) {
   if (op->state.load(std::memory_order_acquire) == op_complete) return;
-  if (core::on_main_outside_tasks()) {
+  const core::thread_place here = core::this_thread_place();
+  if (here.on_worker && here.current == nullptr) {
     op->done.wait();  // main: runs other tasks (and, through the hook, polls) meanwhile
     return;
   }
-  if (core::task* me = core::current_task()) {
+  if (core::task* me = here.current) {
     // A task suspends; it is resumed in the communication class when HYTASK_COMM_PRIORITY=1.
     struct node : hytask::detail::event_waiter {
       operation* op;

@@ -46,9 +46,18 @@ bool scheduler_alive() noexcept;
 bool on_worker() noexcept;
 // The task the calling thread runs, or null (main outside its tasks, or not a worker).
 task* current_task() noexcept;
+// Both at once, from one look at the calling thread (posting and waiting ask for both).
+struct thread_place {
+  bool on_worker = false;   // a worker (main included)
+  task* current = nullptr;  // the task it runs; null on main outside its tasks
+};
+thread_place this_thread_place() noexcept;
 // The calling thread is the runtime's main, outside any task: where collective calls that
 // only main may make are legal.
-inline bool on_main_outside_tasks() noexcept { return on_worker() && current_task() == nullptr; }
+inline bool on_main_outside_tasks() noexcept {
+  const thread_place p = this_thread_place();
+  return p.on_worker && p.current == nullptr;
+}
 // A task's id, unique in this runtime, assigned on first use (trace and watchdog reports).
 // Call from a worker.
 std::uint64_t id_of(task* t);

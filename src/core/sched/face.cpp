@@ -28,6 +28,10 @@ task* current_task() noexcept {
   worker* w = current_worker();
   return w != nullptr ? w->current_task : nullptr;
 }
+thread_place this_thread_place() noexcept {
+  worker* w = current_worker();
+  return w != nullptr ? thread_place{true, w->current_task} : thread_place{};
+}
 std::uint64_t id_of(task* t) { return task_id(current_worker(), t); }
 
 task* hold_current() { return face_scheduler().hold_current(); }
