@@ -258,13 +258,15 @@ const std::vector<knob>& knobs() {
           mpi_use::automatic, &config::mpi, &settings::mpi, {"auto", "on", "off"},
           {mpi_use::automatic, mpi_use::on, mpi_use::off}),
 
-      enum_knob<hytask::mpi_mode, 3>(
-          "HYTASK_MPI_MODE", "mpi_mode", "'multiple', 'funneled' or 'masteronly'",
-          "who calls MPI: any thread (needs MPI_THREAD_MULTIPLE), one hytask MPI thread, or "
-          "main when it has nothing else to run",
+      enum_knob<hytask::mpi_mode, 4>(
+          "HYTASK_MPI_MODE", "mpi_mode", "'multiple', 'funneled', 'serialized' or 'masteronly'",
+          "who calls MPI: any thread (needs MPI_THREAD_MULTIPLE), one hytask MPI thread, that "
+          "thread while the program calls MPI from any thread in hytask::mpi::serialized_section "
+          "(MPI_THREAD_SERIALIZED), or main when it has nothing else to run",
           hytask::mpi_mode::multiple, &config::mpi_mode, &settings::mpi_mode,
-          {"multiple", "funneled", "masteronly"},
-          {hytask::mpi_mode::multiple, hytask::mpi_mode::funneled, hytask::mpi_mode::masteronly}),
+          {"multiple", "funneled", "serialized", "masteronly"},
+          {hytask::mpi_mode::multiple, hytask::mpi_mode::funneled, hytask::mpi_mode::serialized,
+           hytask::mpi_mode::masteronly}),
 
       enum_knob<progress_policy, mpi::detail::progress_policies.size()>(
           "HYTASK_PROGRESS", "progress", progress_allowed.c_str(),

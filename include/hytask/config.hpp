@@ -24,7 +24,7 @@ namespace hytask {
 
 enum class pin_policy { none, cores };
 enum class mpi_use { automatic, on, off };
-enum class mpi_mode { multiple, funneled, masteronly };
+enum class mpi_mode { multiple, funneled, masteronly, serialized };
 enum class progress_policy { workers, thread, node, none };
 enum class ompt_use { automatic, on, off };
 enum class order_check { warn, error, off };
@@ -39,7 +39,7 @@ struct config {
   std::optional<std::string> trace{};         // HYTASK_TRACE: timeline file, "" = off
   std::optional<std::size_t> trace_buffer{};  // HYTASK_TRACE_BUFFER: events per thread per flush
   std::optional<mpi_use> mpi{};                 // HYTASK_MPI: auto | on | off
-  std::optional<hytask::mpi_mode> mpi_mode{};   // HYTASK_MPI_MODE: multiple | funneled | masteronly
+  std::optional<hytask::mpi_mode> mpi_mode{};   // HYTASK_MPI_MODE: multiple | funneled | serialized | masteronly
   std::optional<progress_policy> progress{};    // HYTASK_PROGRESS: workers | thread | node | none
   std::optional<unsigned> poll_every{};         // HYTASK_POLL_EVERY: busy-worker poll interval
   std::optional<unsigned> poll_us{};            // HYTASK_POLL_US: busy-worker poll period, 0 = off

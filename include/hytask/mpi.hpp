@@ -22,3 +22,4 @@
 #include "hytask/comm/point_to_point.hpp"
 #include "hytask/comm/progress_stats.hpp"
 #include "hytask/comm/request.hpp"
+#include "hytask/comm/serialized.hpp"

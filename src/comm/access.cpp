@@ -1,5 +1,6 @@
-// The three access modes (comm/access.hpp): multiple, funneled (its MPI thread, which
-// initialises MPI, runs the queued operations and polls for idle workers) and masteronly.
+// The four access modes (comm/access.hpp): multiple, funneled (its MPI thread, which
+// initialises MPI, runs the queued operations and polls for idle workers), serialized
+// (funneled, with the serial lock held inside MPI) and masteronly.
 #include "comm/access.hpp"
 
 #include <mpi.h>
@@ -55,7 +56,7 @@ class access_one_thread : public mpi_access {
   std::thread::id mpi_thread_;
 };
 
-class access_funneled final : public access_one_thread {
+class access_funneled : public access_one_thread {
  public:
   using access_one_thread::access_one_thread;
   int level_needed() const override { return MPI_THREAD_FUNNELED; }
@@ -155,6 +156,34 @@ class access_funneled final : public access_one_thread {
   std::int64_t serving_since_ = -1;  // serving idle workers: since the last completion
 };
 
+class access_serialized final : public access_funneled {
+ public:
+  using access_funneled::access_funneled;
+  int level_needed() const override { return MPI_THREAD_SERIALIZED; }
+  std::string accept(bool initialised, int provided) override {
+    if (provided < MPI_THREAD_SERIALIZED)
+      return std::string("HYTASK_MPI_MODE=serialized needs MPI_THREAD_SERIALIZED (any thread "
+                         "calls MPI, one at a time), but this MPI ") +
+             (initialised ? "was initialised with " : "provides only ") + level_name(provided) +
+             (initialised ? ": initialise it with MPI_THREAD_SERIALIZED or MULTIPLE, let "
+                            "hytask::runtime initialise it, or use HYTASK_MPI_MODE=masteronly"
+                          : ": use HYTASK_MPI_MODE=funneled (the program may then call MPI "
+                            "only through hytask) or masteronly");
+    return access_funneled::accept(initialised, provided);
+  }
+  // MPI's initialisation (or adoption) runs under the lock too: a program that initialised
+  // MPI may already be calling it in its sections.
+  std::thread initialise_mpi(const std::function<void()>& init,
+                             std::function<void()> loop) override {
+    const std::function<void()> locked = [this, &init] {
+      std::lock_guard<serial_lock> hold(process_serial_lock());
+      init();
+    };
+    return access_funneled::initialise_mpi(locked, std::move(loop));
+  }
+  serial_lock* serial() override { return &process_serial_lock(); }
+};
+
 class access_masteronly final : public access_one_thread {
  public:
   using access_one_thread::access_one_thread;
@@ -204,6 +233,7 @@ std::unique_ptr<mpi_access> mpi_access::make(hytask::mpi_mode mode, const access
   switch (mode) {
     case hytask::mpi_mode::funneled: return std::make_unique<access_funneled>(p);
     case hytask::mpi_mode::masteronly: return std::make_unique<access_masteronly>(p);
+    case hytask::mpi_mode::serialized: return std::make_unique<access_serialized>(p);
     case hytask::mpi_mode::multiple: break;
   }
   return std::make_unique<access_multiple>(p);

@@ -5,6 +5,9 @@
 //               adopts the program's MPI (SERIALIZED or MULTIPLE), and makes every MPI call:
 //               the others queue operations and ask it to poll. While a worker idles with
 //               operations pending, the MPI thread polls for it.
+//   serialized  as funneled, but MPI is asked for MPI_THREAD_SERIALIZED and the MPI thread
+//               holds the process's serial lock (serial_lock.hpp) while it is inside MPI, so
+//               that the program may call MPI from any thread in a serialized_section.
 //   masteronly  only main calls MPI (MPI_THREAD_FUNNELED), and only when it waits inside
 //               hytask with no task ready: operations of other threads wait for it.
 // A mode sees of the comm system only its access_port.
@@ -18,6 +21,7 @@
 
 #include "comm/command_queue.hpp"
 #include "comm/progress_engine.hpp"
+#include "comm/serial_lock.hpp"
 #include "comm/thread_word.hpp"
 #include "core/face.hpp"
 #include "hytask/config.hpp"
@@ -77,6 +81,8 @@ class mpi_access {
   // polled in place of the progress policy's round (funneled, while a worker idles with
   // operations pending); the round ends there.
   virtual bool mpi_thread_serves() { return false; }
+  // The lock the MPI thread holds while it is inside MPI (serialized mode), or none.
+  virtual serial_lock* serial() { return nullptr; }
 
  protected:
   access_port port_;

@@ -43,6 +43,8 @@ void comm_system::thread_main(bool is_mpi_thread) {
   }
   if (trace::enabled()) trace::set_thread(1000, is_mpi_thread ? "MPI thread" : "progress thread");
   core::set_timer_slack(policy_->timer_slack_ns());
+  // Serialized mode: held while this thread may be inside MPI, never while it sleeps.
+  serial_lock* const serial = is_mpi_thread ? access_->serial() : nullptr;
   for (;;) {
     const std::uint32_t seen = word_.load();
     // The request is taken before the commands are run: a poster queues its command, then
@@ -51,11 +53,16 @@ void comm_system::thread_main(bool is_mpi_thread) {
     // the two, and this thread would sleep with it queued (a hang seen in CI, one run in a
     // few hundred under load).
     const bool asked = word_.take_poll_request();
+    if (serial) serial->lock();
     if (is_mpi_thread) run_commands();
     // Funneled: while a worker idles with operations pending, the MPI thread polls for it
     // (comm/access.cpp) instead of following the progress policy.
-    if (is_mpi_thread && access_->mpi_thread_serves()) continue;
+    if (is_mpi_thread && access_->mpi_thread_serves()) {
+      if (serial) serial->unlock();
+      continue;
+    }
     long timeout = policy_->round(asked);
+    if (serial) serial->unlock();
     if (stopping_.load(std::memory_order_acquire) && !has_work()) break;
     if (stopping_.load(std::memory_order_acquire)) timeout = 1000000;  // draining: keep polling
     if (timeout < 0) {
@@ -68,7 +75,11 @@ void comm_system::thread_main(bool is_mpi_thread) {
     thread_parked_.store(false, std::memory_order_relaxed);
     policy_->woke();
   }
-  if (is_mpi_thread) finalise();
+  if (is_mpi_thread) {
+    if (serial) serial->lock();
+    finalise();
+    if (serial) serial->unlock();
+  }
 }
 
 }  // namespace hytask::mpi::detail
