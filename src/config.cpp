@@ -363,6 +363,13 @@ const std::vector<knob>& knobs() {
           "(wakes, futile wakes, suppressed wakes)",
           false, &config::node_stats, &settings::node_stats, {"1", "0"}, {true, false}),
 
+      enum_knob<bool, 2>(
+          "HYTASK_DISPLAY_AFFINITY", "display_affinity", "'1' or '0'",
+          "each rank prints at start its host, pinning, access mode and progress policy, and "
+          "the CPUs each of its threads may run on (lines that sort by rank)",
+          false, &config::display_affinity, &settings::display_affinity, {"1", "0"},
+          {true, false}),
+
       number_knob<unsigned>(
           "HYTASK_WATCHDOG_S", "watchdog_s", "an integer from 0 to 86400 (seconds; 0 = off)",
           "abort the job, listing every pending operation, when nothing progresses for this long",
@@ -435,6 +442,14 @@ std::optional<std::size_t> parse_size(const std::string& text) {
 settings settings::resolve(const config& explicit_values) {
   return resolve_all(explicit_values, nullptr);
 }
+
+namespace detail {
+std::string knob_text(const settings& s, const std::string& variable) {
+  for (const auto& k : knobs())
+    if (k.variable == variable) return k.show(s);
+  return "?";
+}
+}  // namespace detail
 
 std::vector<knob_info> describe_knobs(const config& explicit_values) {
   std::vector<std::string> sources;

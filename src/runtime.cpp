@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <exception>
 
+#include "affinity_report.hpp"
 #include "comm/comm.hpp"
 #include "comm/progress_registry.hpp"
 #include "core/face.hpp"
@@ -113,6 +114,7 @@ void runtime::impl::start(const config& cfg, int* argc, char*** argv) {
   }
   // Before the program's first task: nothing reads it until a task runs.
   g_settings.store(&settings, std::memory_order_release);
+  if (settings.display_affinity) hytask::detail::print_affinity_report(settings, comm != nullptr, rank, size);
 }
 
 runtime::runtime(int& argc, char**& argv) : impl_(std::make_unique<impl>()) {

@@ -5,21 +5,34 @@
 #include <string>
 
 #include "hytask/hytask.hpp"
+#include "affinity_report.hpp"
 #include "node/node_report.hpp"
 
 int main(int argc, char** argv) {
   if (argc > 1 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
     std::printf(
-        "usage: hytask-info [--node]\n\n"
+        "usage: hytask-info [--node | --affinity]\n\n"
         "Prints the hytask version, every HYTASK_* knob with its current value and source\n"
         "(default, environment), and the topology the runtime detects.\n\n"
         "  --node   prints instead the node table of every HYTASK_PROGRESS=node job running\n"
         "           on this machine: its node agent, and for each local rank the pending\n"
-        "           operations and the agent's counters (wakes, futile, suppressed).\n");
+        "           operations and the agent's counters (wakes, futile, suppressed).\n"
+        "  --affinity  starts a runtime without MPI under the current HYTASK_* knobs and\n"
+        "           prints where its threads may run (HYTASK_DISPLAY_AFFINITY's report).\n");
     return 0;
   }
   if (argc == 2 && std::strcmp(argv[1], "--node") == 0) {
     std::fputs(hytask::node::describe_tables().c_str(), stdout);
+    return 0;
+  }
+  if (argc == 2 && std::strcmp(argv[1], "--affinity") == 0) {
+    try {
+      hytask::runtime rt(hytask::config{.mpi = hytask::mpi_use::off, .display_affinity = false});
+      std::fputs(hytask::detail::affinity_report(rt.settings(), false, 0, 1).c_str(), stdout);
+    } catch (const hytask::config_error& e) {
+      std::fprintf(stderr, "hytask-info: %s\n", e.what());
+      return 2;
+    }
     return 0;
   }
   if (argc > 1) {

@@ -49,6 +49,7 @@ struct config {
   std::optional<bool> comm_priority{};          // HYTASK_COMM_PRIORITY: 1 | 0
   std::optional<bool> intercept{};              // HYTASK_INTERCEPT: 1 | 0 (hytask::mpi_intercept)
   std::optional<bool> node_stats{};             // HYTASK_NODE_STATS: 1 | 0
+  std::optional<bool> display_affinity{};       // HYTASK_DISPLAY_AFFINITY: 1 | 0
   std::optional<ompt_use> ompt{};               // HYTASK_OMPT: auto | on | off (hytask::omp)
   std::optional<bool> omp_task_hooks{};         // HYTASK_OMP_TASK_HOOKS: 1 | 0 (libgomp's task entry)
   std::optional<unsigned> ompt_poll_us{};       // HYTASK_OMPT_POLL_US: OMPT polls' spacing
@@ -80,6 +81,7 @@ struct settings {
   bool comm_priority = true;
   bool intercept = true;
   bool node_stats = false;
+  bool display_affinity = false;
   ompt_use ompt = ompt_use::automatic;
   bool omp_task_hooks = true;
   unsigned ompt_poll_us = 0;

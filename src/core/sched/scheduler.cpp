@@ -88,8 +88,9 @@ scheduler::scheduler(const core_settings& s, const progress_hooks& hooks)
     for (unsigned i = 1; i < n; ++i) {
       int pu = place.pu_of_worker[i];
       workers_[i]->thread = std::thread([this, i, pu] {
-        name_this_thread("hytask-worker");
+        // Named once pinned: a binding report that sees the name sees the binding.
         if (settings_.pin == pin_policy::cores) pin_thread_to_pu(pu);
+        name_this_thread("hytask-worker");
         worker_thread(i);
       });
     }
