@@ -1,7 +1,7 @@
 // The point-to-point calls. Inside a task: MPI_Send, MPI_Ssend, MPI_Recv and MPI_Probe are
 // hytask::mpi's send, ssend, recv and probe (every access mode, the order check, the
-// communication class); MPI_Sendrecv is hytask's irecv and isend, waited for together, and
-// MPI_Sendrecv_replace the same with the send data packed into a copy first; MPI_Bsend and
+// communication class); MPI_Sendrecv and MPI_Sendrecv_replace are hytask::mpi's sendrecv and
+// sendrecv_replace (a receive and a send waited for together); MPI_Bsend and
 // MPI_Rsend are MPI_Ibsend and MPI_Irsend through the engine; MPI_Mprobe is tested with
 // MPI_Improbe by the engine's poller, and MPI_Mrecv is MPI_Imrecv through the engine.
 // MPI_Irecv, MPI_Isend, MPI_Issend, MPI_Ibsend and MPI_Irsend do not block: they pass
@@ -30,27 +30,6 @@ namespace {
 namespace hi = hytask::intercept::detail;
 namespace hm = hytask::mpi;
 namespace receives = hytask::intercept::detail::receives;
-
-// The receive and send of MPI_Sendrecv(_replace), posted (or refused: `first` is what the
-// posting threw). Waits for both — the send's buffer may be reused or freed only once it has
-// completed, and a cancellation of the task cancels the receive but drains the send — and
-// then gives the first failure: a hytask::mpi::error as the program's call (errors.hpp); a
-// task_cancelled, or anything else, is rethrown.
-int wait_both(const char* call, MPI_Comm comm, hm::request& r, hm::request& s, std::exception_ptr first) {
-  for (hm::request* q : {&r, &s}) {
-    try {
-      q->wait();
-    } catch (...) {
-      if (!first) first = std::current_exception();
-    }
-  }
-  if (!first) return MPI_SUCCESS;
-  try {
-    std::rethrow_exception(first);
-  } catch (const hm::error& e) {
-    return hi::failed(call, comm, e);
-  }
-}
 
 // "from rank 1 (tag 5)", "from any rank (tag any)"
 std::string probe_words(int source, int tag) {
@@ -127,64 +106,37 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
   }
 }
 
-// The receive is posted first, as MPI_Sendrecv's own implementations do; both are waited for
-// (the send buffer is the program's again when the call returns) before an error is given.
+// hytask::mpi::sendrecv: the receive posted first, as MPI_Sendrecv's own implementations
+// do; both waited for (the send buffer is the program's again when the call returns) before
+// an error is given.
 int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                  void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
                  MPI_Comm comm, MPI_Status* status) {
   if (!hi::intercepting())
     return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
                          source, recvtag, comm, status);
-  std::exception_ptr first;
-  hm::request r, s;
   try {
-    r = hm::irecv(recvbuf, recvcount, recvtype, source, recvtag, comm);
-    s = hm::isend(sendbuf, sendcount, sendtype, dest, sendtag, comm);
-  } catch (...) {  // refused before posting (a count, a cancelled task); what was posted completes
-    first = std::current_exception();
+    hi::give_status(status, hm::sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
+                                         recvcount, recvtype, source, recvtag, comm));
+    return MPI_SUCCESS;
+  } catch (const hm::error& e) {
+    return hi::failed("MPI_Sendrecv", comm, e);
   }
-  const int rc = wait_both("MPI_Sendrecv", comm, r, s, first);
-  if (rc == MPI_SUCCESS) hi::give_status(status, r.status());
-  return rc;
 }
 
-// As MPI_Sendrecv, but the receive overwrites the send data while the send may still be in
-// flight (one worker: the matching send may be another task's on this rank), so the send data
-// is packed into a copy first (PMPI_Pack) and sent as MPI_PACKED, which a receive of any type
-// with the same signature may match (MPI's rule for packed data).
+// hytask::mpi::sendrecv_replace: the receive overwrites the send data while the send may
+// still be in flight (one worker: the matching send may be another task's on this rank), so
+// the send goes from a copy.
 int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int sendtag,
                          int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
   if (!hi::intercepting())
     return PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, status);
-  std::vector<char> packed;
-  int packed_bytes = 0;
-  {
-    const hytask::mpi::detail::calling_mpi guard;  // an error comes back as a code
-    int size = 0;
-    int rc = PMPI_Pack_size(count, type, comm, &size);
-    if (rc == MPI_SUCCESS) {
-      packed.resize(static_cast<std::size_t>(size));
-      rc = PMPI_Pack(buf, count, type, packed.data(), size, &packed_bytes, comm);
-    }
-    if (rc != MPI_SUCCESS) {
-      if (!hytask::mpi::detail::errors_abort(comm)) return rc;
-      hi::raise("MPI_Sendrecv_replace", rc, dest, sendtag,
-                "packing the send data (MPI_Pack, count " + std::to_string(count) + ") for rank " +
-                    std::to_string(dest) + " (tag " + std::to_string(sendtag) + ") " + hi::task_words() +
-                    ": " + hytask::mpi::detail::error_text(rc));
-    }
-  }
-  std::exception_ptr first;
-  hm::request r, s;
   try {
-    r = hm::irecv(buf, count, type, source, recvtag, comm);
-    s = hm::isend(packed.data(), packed_bytes, MPI_PACKED, dest, sendtag, comm);
-  } catch (...) {
-    first = std::current_exception();
+    hi::give_status(status, hm::sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm));
+    return MPI_SUCCESS;
+  } catch (const hm::error& e) {
+    return hi::failed("MPI_Sendrecv_replace", comm, e);
   }
-  const int rc = wait_both("MPI_Sendrecv_replace", comm, r, s, first);
-  if (rc == MPI_SUCCESS) hi::give_status(status, r.status());
-  return rc;
 }
 
 // Probe and receive the probed message in one match: another task's receive cannot take the

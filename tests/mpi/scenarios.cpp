@@ -73,6 +73,53 @@ void pingpong() {
             "round " + std::to_string(i) + " got " + std::to_string(seen[static_cast<std::size_t>(i)]));
 }
 
+// A ring halo exchange with sendrecv (typed and raw) and sendrecv_replace (a strided vector
+// type, holes kept), every rank's tasks in flight together: with one worker a send and a
+// receive in two tasks could wait for each other, a sendrecv cannot.
+void sendrecv() {
+  const int right = (g_rank + 1) % g_size, left = (g_rank + g_size - 1) % g_size;
+  const int n = 24;
+  std::vector<std::vector<double>> got(n, std::vector<double>(16, -1.0));
+  std::vector<std::vector<int>> replaced(n, std::vector<int>(12, 0));
+  for (int k = 0; k < n; ++k) {
+    hytask::spawn({.name = "sendrecv"}, [&got, k, right, left] {
+      std::vector<double> out(16);
+      for (int i = 0; i < 16; ++i) out[static_cast<std::size_t>(i)] = g_rank * 1000 + k * 16 + i;
+      auto& in = got[static_cast<std::size_t>(k)];
+      MPI_Status st = k % 2 == 0
+          ? mpi::sendrecv(out, right, 200 + k, in, left, 200 + k)
+          : mpi::sendrecv(out.data(), 16, MPI_DOUBLE, right, 200 + k, in.data(), 16, MPI_DOUBLE,
+                          left, 200 + k);
+      check(st.MPI_SOURCE == left && st.MPI_TAG == 200 + k, "sendrecv's status");
+    });
+    hytask::spawn({.name = "sendrecv_replace"}, [&replaced, k, right, left] {
+      // Every other int of 12 is data (6 elements of a stride-2 vector type); the holes must
+      // keep their values.
+      auto& buf = replaced[static_cast<std::size_t>(k)];
+      for (int i = 0; i < 12; ++i) buf[static_cast<std::size_t>(i)] = i % 2 == 0 ? g_rank * 100 + i : -7;
+      MPI_Datatype strided;
+      {
+        mpi::serialized_section section;  // the program's own MPI calls (serialized mode)
+        MPI_Type_vector(6, 1, 2, MPI_INT, &strided);
+        MPI_Type_commit(&strided);
+      }
+      mpi::sendrecv_replace(buf.data(), 1, strided, right, 500 + k, left, 500 + k);
+      mpi::serialized_section section;
+      MPI_Type_free(&strided);
+    });
+  }
+  hytask::wait_all();
+  for (int k = 0; k < n; ++k) {
+    for (int i = 0; i < 16; ++i)
+      check(got[static_cast<std::size_t>(k)][static_cast<std::size_t>(i)] == left * 1000 + k * 16 + i,
+            "sendrecv " + std::to_string(k) + " element " + std::to_string(i));
+    for (int i = 0; i < 12; ++i)
+      check(replaced[static_cast<std::size_t>(k)][static_cast<std::size_t>(i)] == (i % 2 == 0 ? left * 100 + i : -7),
+            "sendrecv_replace " + std::to_string(k) + " element " + std::to_string(i) + ": " +
+                std::to_string(replaced[static_cast<std::size_t>(k)][static_cast<std::size_t>(i)]));
+  }
+}
+
 // Seed 004's deadlock: rank 0 posts blocking receives in the reverse order of rank 1's
 // synchronous sends. Blocking threads would deadlock with one worker; suspended tasks don't.
 void deadlock_p2p() {
@@ -618,6 +665,7 @@ void transfer_then_compute() {
 int main(int argc, char** argv) {
   const std::map<std::string, std::function<void()>> all = {
       {"pingpong", pingpong},           {"deadlock_p2p", deadlock_p2p},
+      {"sendrecv", sendrecv},
       {"deadlock_collectives", deadlock_collectives},
       {"ordering_p2p", ordering_p2p},   {"after_and_bind", after_and_bind},
       {"bind_then_wait_all", bind_then_wait_all},

@@ -1,6 +1,6 @@
 // Point-to-point communication through hytask.
 //
-// Blocking calls (send, ssend, recv, probe) made inside a task suspend only that task until
+// Blocking calls (send, ssend, recv, sendrecv, sendrecv_replace, probe) made inside a task suspend only that task until
 // the operation completes; its worker runs other tasks meanwhile. From main they run other
 // tasks while they wait; from any other thread they behave like the MPI call. Underneath,
 // every call is MPI's non-blocking variant, completed by hytask's progress engine.
@@ -45,6 +45,17 @@ void ssend(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int ta
 MPI_Status recv(void* buf, MPI_Count count, MPI_Datatype type, int source, int tag,
                 MPI_Comm comm = comm_world());
 MPI_Status probe(int source, int tag, MPI_Comm comm = comm_world());
+// MPI_Sendrecv: the receive and the send in flight together (a halo exchange that cannot
+// deadlock); returns the receive's status once both have completed. The receive is posted
+// first. A half refused before posting (a count too large, a cancelled task) is thrown after
+// the other half, if posted, has completed.
+MPI_Status sendrecv(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                    int sendtag, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                    int source, int recvtag, MPI_Comm comm = comm_world());
+// MPI_Sendrecv_replace: as sendrecv, the message received overwriting the one sent (which is
+// sent from a copy, so the two may be in flight together).
+MPI_Status sendrecv_replace(void* buf, MPI_Count count, MPI_Datatype type, int dest, int sendtag,
+                            int source, int recvtag, MPI_Comm comm = comm_world());
 
 request isend(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
               MPI_Comm comm = comm_world());
@@ -87,6 +98,19 @@ template <mutable_mpi_range R>
 MPI_Status recv(R&& data, int source, int tag, MPI_Comm comm = comm_world()) {
   return recv(std::ranges::data(data), detail::count_of(data), detail::type_of<R>(), source, tag,
               comm);
+}
+template <mpi_range S, mutable_mpi_range R>
+MPI_Status sendrecv(const S& send, int dest, int sendtag, R&& recv, int source, int recvtag,
+                    MPI_Comm comm = comm_world()) {
+  return sendrecv(std::ranges::data(send), detail::count_of(send), detail::type_of<S>(), dest,
+                  sendtag, std::ranges::data(recv), detail::count_of(recv), detail::type_of<R>(),
+                  source, recvtag, comm);
+}
+template <mutable_mpi_range R>
+MPI_Status sendrecv_replace(R&& data, int dest, int sendtag, int source, int recvtag,
+                            MPI_Comm comm = comm_world()) {
+  return sendrecv_replace(std::ranges::data(data), detail::count_of(data), detail::type_of<R>(),
+                          dest, sendtag, source, recvtag, comm);
 }
 template <mpi_range R>
 request isend(const R& data, int dest, int tag, MPI_Comm comm = comm_world()) {
