@@ -19,7 +19,8 @@ rm -f "$out"/*.csv "$out"/*.json "$out"/*.txt
 # masteronly last: every hytask variant's runtime writes HYTASK_TRACE, the last one stays.
 variants=hybrid-blocking,hybrid-nonblocking,hybrid-reserve,commtask,dataflow,masteronly
 for rep in $(seq 1 "$reps"); do
-  echo "== rep $rep"
+  # Other users' work on a shared machine shows here: the load before each job.
+  echo "== rep $rep; load average before the job: $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$out/load$rep.txt"
   HYTASK_TRACE=$out/trace$rep.json timeout 300 "$root/scripts/cluster.sh" run --mpi openmpi --rate "$rate" \
     --mtu "$mtu" --cpus "$cpus" -- "$build/apps/jacobi3d/jacobi3d" --size "${SIZE:-256}" --iters "${ITERS:-60}" \
     --stencil 6 --decomposition 1d --threads "$threads" --tests 0,4 --variant "$variants" \
@@ -52,6 +53,8 @@ for r in range(1, reps + 1):
         v = name.split()[0]
         p = pred[scheme[v]]
         rows.setdefault(name, []).append((ms, base / ms, p))
+print("load average before each job: " + "; ".join(
+    open(f"{out}/load{r}.txt").read().split(": ")[-1].strip() for r in range(1, reps + 1)))
 print(f"fractions of masteronly (f_comm, f_comp,non, f_comp,overlap) per run: " +
       "; ".join(f"{a:.3f} {b:.3f} {c:.3f}" for a, b, c in fr))
 print(f"{'variant':<24} {'scheme':<24} {'ms/iter':>8} {'measured eps':>13} {'predicted':>10} {'error':>8}")

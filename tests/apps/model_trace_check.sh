@@ -42,4 +42,6 @@ echo "$out" | awk -v want=$((iters - 1)) '
   }' || exit 1
 echo "$out" | grep -q "^hytask tasks .*x$" || { echo "FAIL: no prediction for tasks"; exit 1; }
 echo "$out" | grep -q "^funneled .*x$" || { echo "FAIL: no prediction for funneled"; exit 1; }
+rows=$("$model" --per-iteration "$dir/run.json" | grep -cE '^[01] +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+$')
+[ "$rows" -eq $((2 * (iters - 1))) ] || { echo "FAIL: --per-iteration printed $rows iteration rows, expected $((2 * (iters - 1)))"; exit 1; }
 echo "PASS: hytask-model read both ranks, $((iters - 1)) iterations each, fractions summing to 1"

@@ -18,7 +18,7 @@ namespace {
 using namespace hytask::model;
 
 const char* usage_text() {
-  return R"(usage: hytask-model [--threads N] TRACE...
+  return R"(usage: hytask-model [--threads N] [--per-iteration] TRACE...
 
 Applies Rabenseifner and Wellein's model of hybrid MPI + threads programs to a hytask trace of
 a run in masteronly style (main communicates, then tasks compute), and predicts the gain of
@@ -29,6 +29,8 @@ overlap-funnel-reserve, and hytask tasks.
                read), or the rank files themselves
   --threads N  threads per rank n that the predictions assume (default: the hytask workers
                in the trace)
+  --per-iteration
+               also print every iteration's time and fractions, per rank
   --help       this text
 
 Mark the tasks whose work reads none of the iteration's messages by a name starting with
@@ -50,6 +52,7 @@ std::string pct(double v) {
 
 int run(int argc, char** argv) {
   int threads = 0;
+  bool per_iteration = false;
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -70,6 +73,10 @@ int run(int argc, char** argv) {
       if (v.empty() || *end != '\0' || n < 2 || n > 4096)
         throw usage_error{"--threads '" + v + "': expected an integer from 2 to 4096 (the model needs a thread to compute besides one that communicates)"};
       threads = static_cast<int>(n);
+      continue;
+    }
+    if (a == "--per-iteration") {
+      per_iteration = true;
       continue;
     }
     if (a.rfind("--", 0) == 0) throw usage_error{"unknown option '" + a + "'"};
@@ -117,6 +124,17 @@ int run(int argc, char** argv) {
                 1e3 * t.seconds / static_cast<double>(t.iterations), t.comm, t.non, t.overlap, lo, hi);
   }
   const totals t = sum_iterations(all);
+  if (per_iteration) {
+    std::printf("\n%-5s %-10s %12s %9s %9s %11s %15s\n", "rank", "iteration", "start (ms)", "ms", "f_comm",
+                "f_comp,non", "f_comp,overlap");
+    for (const rank_phases& r : ranks)
+      for (std::size_t k = 0; k < r.iterations.size(); ++k) {
+        const iteration& i = r.iterations[k];
+        std::printf("%-5d %-10zu %12.3f %9.3f %9.3f %11.3f %15.3f\n", r.rank, k, 1e-3 * i.start_us, 1e3 * i.seconds,
+                    i.comm, i.non, i.overlap);
+      }
+    std::printf("\n");
+  }
   std::printf("%-5s %-10zu %9.3f %9.3f %11.3f %15.3f   (sum %.3f)\n\n", "all", t.iterations,
               1e3 * t.seconds / static_cast<double>(t.iterations), t.comm, t.non, t.overlap, t.comm + t.non + t.overlap);
   if (overlap_slices == 0)
