@@ -144,6 +144,10 @@ int run(int argc, char** argv) {
     std::printf("note: %zu MPI post%s happened while compute tasks ran: this run already overlaps, so its\n"
                 "      fractions are not masteronly's and the predictions are relative to this run.\n\n",
                 during, during == 1 ? "" : "s");
+  if (threads > 0 && workers > 0 && threads != workers)
+    std::printf("note: the fractions are those of the traced run with %d worker%s; the predictions for n = %d use\n"
+                "      them as they are (a run with %d threads would have shorter compute phases).\n\n",
+                workers, workers == 1 ? "" : "s", n, n);
   if (n < 2) {
     std::printf("The model needs n >= 2 threads per rank (one communicates while the others compute): "
                 "rerun with HYTASK_THREADS=2 or more, or give --threads.\n");
@@ -190,7 +194,12 @@ int run(int argc, char** argv) {
     std::printf("Reserving one of %d threads for MPI (funneled, overlap-funnel-reserve) loses (%.2fx): f_comm is below the\n"
                 "break-even %s, so the compute lost on the reserved thread outweighs the hidden communication.",
                 n, e1, pct(f_comm_equiv(f.non, n, 1)).c_str());
-  if (f.comm > f.overlap)
+  if (f.comm > f.overlap && mb > 1)
+    std::printf(" Communication outlasts the overlappable compute:\nif more threads move the data faster (a network "
+                "one thread cannot fill), %d communicating threads (multiple) reach %.2fx;\notherwise only making more "
+                "of the compute independent of the messages (or the messages smaller) gains more.\n",
+                mb, emb);
+  else if (f.comm > f.overlap)
     std::printf(" Communication outlasts the overlappable compute:\nmore of the compute must become independent of "
                 "the messages (or the messages smaller) before more threads help.\n");
   else
