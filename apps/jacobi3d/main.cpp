@@ -243,6 +243,7 @@ int run(int argc, char** argv) {
             case variant::hybrid_nonblocking: return run_hybrid_nonblocking(*g, f, a);
             case variant::hybrid_reserve: return run_hybrid_reserve(*g, f, a);
             case variant::omp_detach: return run_omp_detach(*g, f, a);
+            case variant::masteronly: return run_masteronly(*g, f, a);
             case variant::commtask: return run_commtask(*g, f, a);
             case variant::dataflow: return run_dataflow(*g, f, a);
             case variant::intercepted: return run_intercepted(*g, f, a);

@@ -20,6 +20,7 @@ constexpr variant_name variant_names[] = {
     {variant::hybrid_nonblocking, "hybrid-nonblocking"},
     {variant::hybrid_reserve, "hybrid-reserve"},
     {variant::omp_detach, "omp-detach"},
+    {variant::masteronly, "masteronly"},
     {variant::commtask, "commtask"},
     {variant::dataflow, "dataflow"},
     {variant::intercepted, "intercepted"},
@@ -61,7 +62,7 @@ const char* name(variant v) {
 }
 
 bool uses_hytask(variant v) {
-  return v == variant::commtask || v == variant::dataflow || v == variant::intercepted;
+  return v == variant::masteronly || v == variant::commtask || v == variant::dataflow || v == variant::intercepted;
 }
 bool takes_tests(variant v) { return v == variant::mpi_nonblocking || v == variant::hybrid_nonblocking; }
 bool uses_omp_session(variant v) { return v == variant::omp_detach; }
@@ -84,6 +85,9 @@ that must all give bit-identical results.
                            hybrid-reserve      thread 0 communicates, the others compute inner
                            omp-detach          OpenMP tasks per block with depend clauses; halos
                                                as detached tasks that hytask::omp completes
+                           masteronly          hytask: main exchanges, then tasks compute (inner
+                                               tasks named overlap:inner); the run to trace
+                                               for hytask-model
                            commtask            hytask: inner blocks as tasks, boundary released
                                                by the halo requests at high priority
                            dataflow            hytask: block tasks with dependencies across

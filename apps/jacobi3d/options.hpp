@@ -16,6 +16,7 @@ enum class variant {
   hybrid_nonblocking,  // fork-join threads; the master posts, tests X times, waits
   hybrid_reserve,      // thread 0 communicates while the other threads compute the inner domain
   omp_detach,          // OpenMP tasks per block, halos as detached tasks (hytask::omp's progress)
+  masteronly,          // hytask: main exchanges, then tasks compute (traced for hytask-model)
   commtask,            // hytask: requests + inner blocks as tasks, boundary released by requests
   dataflow,            // hytask: block tasks with dependencies across iterations, no barrier
   intercepted,         // mpi-nonblocking's plain MPI exchange in a task, in dataflow's graph

@@ -37,6 +37,7 @@ pass_result run_hybrid_blocking(const domain& g, const fields& f, const pass_arg
 pass_result run_hybrid_nonblocking(const domain& g, const fields& f, const pass_args& a);
 pass_result run_hybrid_reserve(const domain& g, const fields& f, const pass_args& a);
 // These need a hytask::runtime with a.threads workers.
+pass_result run_masteronly(const domain& g, const fields& f, const pass_args& a);
 pass_result run_commtask(const domain& g, const fields& f, const pass_args& a);
 pass_result run_dataflow(const domain& g, const fields& f, const pass_args& a);
 // mpi-nonblocking's plain MPI exchange inside a hytask task per iteration, in dataflow's

@@ -192,7 +192,7 @@ void complete(operation* op, const MPI_Status* status, int error) {
   op->state.store(op_complete, std::memory_order_release);
   if (trace::enabled()) {
     const std::uint64_t t = trace::now();
-    trace::instant("complete", "mpi", t, op->task_id, {"peer", op->peer},
+    trace::instant("complete", op->internal ? "mpi-runtime" : "mpi", t, op->task_id, {"peer", op->peer},
                    {"after_ns", static_cast<std::int64_t>(op->posted_ns ? t - op->posted_ns : 0)});
   }
   op->done.set();

@@ -35,7 +35,10 @@ void comm_system::post_here(operation* op) {
   posts_.fetch_add(1, std::memory_order_relaxed);
   if (trace::enabled()) {
     op->posted_ns = trace::now();
-    trace::instant(op_name(op), "mpi", op->posted_ns, op->task_id,
+    // The runtime's own operations (the job-cancel listener, the agreement at shutdown, the
+    // global layer's messages) under a category of their own: tools that read the program's
+    // communication from the trace (hytask-model) skip them.
+    trace::instant(op_name(op), op->internal ? "mpi-runtime" : "mpi", op->posted_ns, op->task_id,
                    {"peer", op->peer}, {"bytes", static_cast<std::int64_t>(op->bytes)});
   }
   // Post, then test once: eager sends, receives whose message is already in, and probes

@@ -98,6 +98,8 @@ int main() {
         "suspend and resume of the waiting task", rank);
   check(n("task:X:pingpong") >= 2, "the ping-pong task's execution split into stretches", rank);
   check(n("mpi:X:poll") >= 1, "progress polls ('poll' slices)", rank);
+  // The runtime's own operations (its job-cancel listener) are told apart from the program's.
+  check(n("mpi-runtime:i:MPI_Irecv") >= 1, "the runtime's own posts under category mpi-runtime", rank);
   const char* progress = std::getenv("HYTASK_PROGRESS");
   if (progress && std::string(progress) == "thread")
     check(thread_names.count("progress thread") == 1, "a 'progress thread' track", rank);
