@@ -328,7 +328,11 @@ void broadcast(bool settle) {
         // A long computation lets MPI progress (in masteronly mode main's tasks must: only
         // main polls), and with it the notice of a broadcast cancellation.
         hytask::this_task::poll();
-        hytask::this_task::yield();
+        try {
+          hytask::this_task::yield();
+        } catch (const hytask::task_cancelled&) {  // yield is a cancellation point
+          break;
+        }
       }
       saw++;
     });
@@ -511,7 +515,11 @@ void global_scenario() {
               break;
             }
             std::this_thread::sleep_for(std::chrono::milliseconds(1));
-            hytask::this_task::yield();
+            try {
+              hytask::this_task::yield();
+            } catch (const hytask::task_cancelled&) {  // yield is a cancellation point
+              break;
+            }
           }
           if (hytask::this_task::cancelled()) held_saw++;
           held_done++;

@@ -70,14 +70,20 @@ TEST_P(Cancel, StartedTasksSeeTheCancellation) {
     hytask::spawn({.group = &g}, [&, p] {
       ++started;
       // Work until cancelled (or a deadline); the first part cancels once all have started.
+      // A cancellation seen in yield (a cancellation point) counts as seen too.
       const auto end = std::chrono::steady_clock::now() + 10s;
-      while (std::chrono::steady_clock::now() < end) {
-        if (hytask::this_task::cancelled()) {
-          saw++;
-          return;
+      try {
+        while (std::chrono::steady_clock::now() < end) {
+          if (hytask::this_task::cancelled()) {
+            saw++;
+            return;
+          }
+          if (p == 0 && started.load() == parts) g.cancel();
+          hytask::this_task::yield();  // a scheduling point: the others get a turn
         }
-        if (p == 0 && started.load() == parts) g.cancel();
-        hytask::this_task::yield();  // a scheduling point: the others get a turn
+      } catch (const hytask::task_cancelled&) {
+        saw++;
+        throw;
       }
       finished_all++;
     });
@@ -86,6 +92,62 @@ TEST_P(Cancel, StartedTasksSeeTheCancellation) {
   EXPECT_EQ(finished_all.load(), 0) << "a task did not see the cancellation";
   EXPECT_EQ(saw.load(), parts);
   EXPECT_FALSE(hytask::this_task::cancelled()) << "main is not in the group";
+}
+
+// spawn is a cancellation point: a task of a cancelled group that spawns gets
+// task_cancelled there (its body ends; the child is never made), which is no failure.
+TEST_P(Cancel, SpawnIsACancellationPoint) {
+  hytask::runtime rt(cfg());
+  hytask::task_group g;
+  std::atomic<int> child_ran{0}, after_spawn{0}, thrown{0};
+  hytask::spawn({.group = &g}, [&] {
+    g.cancel();
+    try {
+      hytask::spawn([&] { child_ran++; });
+    } catch (const hytask::task_cancelled& e) {
+      thrown++;
+      EXPECT_NE(std::string(e.what()).find("spawn in a cancelled task"), std::string::npos) << e.what();
+      throw;
+    }
+    after_spawn++;
+  });
+  EXPECT_NO_THROW(hytask::wait_all());
+  EXPECT_EQ(thrown.load(), 1);
+  EXPECT_EQ(after_spawn.load(), 0) << "the body went on past spawn in a cancelled task";
+  EXPECT_EQ(child_ran.load(), 0);
+  // Main is not a task: it spawns as before, and a task outside the group too.
+  hytask::spawn([&] { hytask::spawn([&] { child_ran++; }); });
+  hytask::wait_all();
+  EXPECT_EQ(child_ran.load(), 1);
+}
+
+// this_task::yield is a cancellation point: a task that only yields (never asks cancelled())
+// ends with task_cancelled once its group is cancelled, long before its loop would.
+TEST_P(Cancel, YieldIsACancellationPoint) {
+  hytask::runtime rt(cfg());
+  hytask::task_group g;
+  constexpr long rounds = 1'000'000;
+  std::atomic<long> yields{0};
+  std::atomic<bool> ended_by_cancel{false}, looping{false};
+  hytask::spawn({.group = &g}, [&] {
+    looping = true;
+    try {
+      for (long i = 0; i < rounds; ++i) {
+        hytask::this_task::yield();
+        yields++;
+      }
+    } catch (const hytask::task_cancelled&) {
+      ended_by_cancel = true;
+      throw;
+    }
+  });
+  hytask::spawn([&] {  // not in the group
+    hytask_test::yield_until(looping, 10s);
+    g.cancel();
+  });
+  EXPECT_NO_THROW(hytask::wait_all());
+  EXPECT_TRUE(ended_by_cancel.load()) << "the yielding task ran all " << yields.load() << " rounds";
+  EXPECT_LT(yields.load(), rounds);
 }
 
 // Cancelling after the tasks are done changes nothing.
@@ -217,8 +279,13 @@ TEST_P(Cancel, AnExceptionCancelsTheGroupAndIsRethrown) {
   hytask::spawn({.group = &g}, [&] {
     looping = true;
     const auto end = std::chrono::steady_clock::now() + 10s;
-    while (!hytask::this_task::cancelled() && std::chrono::steady_clock::now() < end)
-      hytask::this_task::yield();
+    try {
+      while (!hytask::this_task::cancelled() && std::chrono::steady_clock::now() < end)
+        hytask::this_task::yield();
+    } catch (const hytask::task_cancelled&) {  // yield is a cancellation point
+      saw++;
+      throw;
+    }
     if (hytask::this_task::cancelled()) saw++;
   });
   hytask::spawn({.group = &g}, [&] {

@@ -19,6 +19,8 @@
 //   task of the group), so it can return early. A blocking MPI call (hytask::mpi::recv,
 //   wait...) it is suspended in is interrupted — a receive is cancelled, a send drained —
 //   and throws hytask::task_cancelled, as does such a call made after the cancellation.
+//   The calls spawn and yield (this_task) are cancellation points: in a cancelled task
+//   they throw task_cancelled too (not in main), which ends the body as a cancellation.
 // - Successors (by dependencies) of cancelled tasks are skipped too, whatever their group,
 //   and so are tasks spawned later that depend on them, until their parent's wait_all: a
 //   task never reads what a cancelled one did not write. A task of the group that completes

@@ -408,7 +408,8 @@ version_object* new_version_object(void* home, std::size_t bytes, std::size_t al
 void delete_version_object(version_object* o) noexcept {
   // The object must outlive its tasks: wait for them (main runs tasks meanwhile).
   for (int spins = 0; o->users.load(std::memory_order_acquire) != 0; ++spins) {
-    if (core::current_worker() != nullptr) this_task::yield();
+    // The scheduler's yield, not this_task's: no cancellation point in a noexcept wait.
+    if (core::current_worker() != nullptr) core::scheduler::instance()->yield();
     if (spins > 64) std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
   if (o->listed.load(std::memory_order_acquire) && o->scope != nullptr && o->scope->versions) {
@@ -475,7 +476,7 @@ void bind_version(spawn_context& ctx, version_object* o, access_mode mode) {
 
 void copy_back(version_object* o) {
   if (o->home.bytes == 0 || o->current == &o->home) return;
-  task* t = new_task(0, "versioned::copy_back");
+  task* t = core::sched::new_runtime_task(0, "versioned::copy_back");
   task* scope = t->parent;
   version* cur = o->current;
   struct copier {

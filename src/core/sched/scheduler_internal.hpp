@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <exception>
+#include <string_view>
 
 #include "platform/assert.hpp"
 #include "platform/clock.hpp"
@@ -102,5 +103,10 @@ inline void record_error(task* t, std::exception_ptr e) {
 // wait_all's end when children failed: clears t's record of them and rethrows the first
 // exception; when more than one task failed, first says how many on stderr (one line).
 [[noreturn]] void rethrow_children_failures(task* t, const char* where);
+
+// A task the runtime spawns on the current task's behalf (versioned's copy-back): like
+// hytask::spawn's record, but never a cancellation point — the runtime's bookkeeping goes on
+// in a cancelled task.
+task* new_runtime_task(int priority, std::string_view name);
 
 }  // namespace hytask::core::sched

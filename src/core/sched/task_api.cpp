@@ -20,8 +20,27 @@ namespace {
 
 using core::sched::spawn_bias;
 
+// spawn and this_task::yield are cancellation points (as in Schuchart et al.'s DART
+// tasks): a task whose group, an ancestor's group or the job is cancelled gets
+// hytask::task_cancelled there, which ends its body as a cancellation, not a failure. Main is
+// not a task and never gets it. One load while nothing is cancelled.
+[[gnu::noinline, gnu::cold]] void cancelled_here(core::worker* w, const char* call) {
+  task* t = w->current_task;
+  if (t == nullptr || !core::task_cancelled(t)) return;
+  throw task_cancelled(std::string("hytask: ") + call +
+                       " in a cancelled task (its task_group, an ancestor's or the job was "
+                       "cancelled): a cancellation point; the task ends here");
+}
+
+inline void cancellation_point(core::scheduler* s, core::worker* w, const char* call) {
+  if (s->cancel_active() != 0) [[unlikely]] cancelled_here(w, call);
+}
+
+// `check`: a cancellation point (the program's spawn), or not (the runtime's own tasks).
+template <bool check>
 inline task* spawn_common(core::worker* w) {
   core::scheduler* s = core::scheduler::instance();
+  if constexpr (check) cancellation_point(s, w, "spawn");
   if (s->over_limit(w)) {
     s->throttle(w);
     w = core::current_worker();  // a throttled task may have moved
@@ -52,10 +71,9 @@ void throw_null_region(const char* which, std::size_t bytes) {
                     " bytes; pass a valid address, or a count of 0 for no dependency");
 }
 
-task* new_task() { return spawn_common(core::require_worker("spawn")); }
+namespace {
 
-task* new_task(int priority, std::string_view name, task_group* group) {
-  task* t = spawn_common(core::require_worker("spawn"));
+task* named(task* t, int priority, std::string_view name, task_group* group) {
   t->priority = priority;
   if (!name.empty()) {
     t->name = core::intern_name(name);
@@ -64,6 +82,25 @@ task* new_task(int priority, std::string_view name, task_group* group) {
   if (group != nullptr) core::join_group(t, group->state());
   return t;
 }
+
+}  // namespace
+
+task* new_task() { return spawn_common<true>(core::require_worker("spawn")); }
+
+task* new_task(int priority, std::string_view name, task_group* group) {
+  return named(spawn_common<true>(core::require_worker("spawn")), priority, name, group);
+}
+
+}  // namespace detail
+
+namespace core::sched {
+detail::task* new_runtime_task(int priority, std::string_view name) {
+  return detail::named(detail::spawn_common<false>(core::require_worker("spawn")), priority, name,
+                       nullptr);
+}
+}  // namespace core::sched
+
+namespace detail {
 
 void submit(task* t) {
   core::scheduler* s = core::scheduler::instance();
@@ -153,8 +190,10 @@ void wait_all() {
 namespace this_task {
 
 void yield() {
-  core::require_worker("this_task::yield");
-  core::scheduler::instance()->yield();
+  core::worker* w = core::require_worker("this_task::yield");
+  core::scheduler* s = core::scheduler::instance();
+  detail::cancellation_point(s, w, "this_task::yield");
+  s->yield();
 }
 
 void poll() {
