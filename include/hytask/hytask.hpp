@@ -9,6 +9,7 @@
 #include "hytask/core/parallel_for.hpp"
 #include "hytask/core/spawn.hpp"
 #include "hytask/core/task_group.hpp"
+#include "hytask/core/task_handle.hpp"
 #include "hytask/core/task_options.hpp"
 #include "hytask/core/this_task.hpp"
 #include "hytask/core/versioned.hpp"

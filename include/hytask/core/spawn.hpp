@@ -56,6 +56,12 @@ class spawn_context {
   // add_external() and later call release_external(target()).
   task* target() const { return task_; }
   void add_external() { ++external_; }
+  // A dependency on pred, a sibling named by a task_handle (hytask::after(handle)); a
+  // usage_error when pred was spawned by another task.
+  void direct(task* pred);
+  // The spawn returns a task_handle: the record keeps one more reference, which the handle
+  // drops.
+  void keep_for_handle() { extra_refs_ = 1; }
   // The task communicates: put it in the communication class.
   void raise_priority();
   void submit();
@@ -65,6 +71,7 @@ class spawn_context {
   task* parent_;
   int edges_ = 0;     // predecessors found among siblings
   int external_ = 0;  // external dependencies registered
+  int extra_refs_ = 0;  // references beyond execution and tracker: a task_handle's
 };
 
 // Releases one external dependency of t; makes t ready when it was the last one. With an
@@ -111,6 +118,25 @@ void spawn_versioned(task* t, F&& f, const A&... accesses) {
   begin_version_binding(t, stored_callable<body>(t)->slots,
                         (std::size_t{is_version_access_v<A>} + ...));
   spawn_context ctx(t);
+  try {
+    (accesses.apply(ctx), ...);
+  } catch (...) {
+    abandon_spawn(ctx);
+    throw;
+  }
+  ctx.submit();
+}
+
+// Stores the body in t, registers its accesses (through a spawn_context even with none) and
+// submits it; `handle`: the record keeps a reference for a task_handle.
+template <class F, class... A>
+void spawn_with_context(task* t, bool handle, F&& f, const A&... accesses) {
+  static_assert(!(is_version_access_v<A> || ...),
+                "hytask::spawn_handle: hytask::versioned accesses are not supported with a "
+                "handle; use spawn");
+  emplace_callable(t, std::forward<F>(f));
+  spawn_context ctx(t);
+  if (handle) ctx.keep_for_handle();
   try {
     (accesses.apply(ctx), ...);
   } catch (...) {

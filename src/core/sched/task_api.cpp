@@ -11,6 +11,7 @@
 #include "hytask/core/event.hpp"
 #include "hytask/core/spawn.hpp"
 #include "hytask/core/task_group.hpp"
+#include "hytask/core/task_handle.hpp"
 #include "hytask/core/this_task.hpp"
 #include "hytask/errors.hpp"
 
@@ -133,7 +134,7 @@ void spawn_context::program_region(const void* addr, std::size_t bytes, access_m
 
 void spawn_context::submit() {
   if (parent_->domain) parent_->domain->finish_spawn();
-  task_->refs.store(task_->tracker_refs > 0 ? 2 : 1, std::memory_order_relaxed);
+  task_->refs.store((task_->tracker_refs > 0 ? 2 : 1) + extra_refs_, std::memory_order_relaxed);
   if (edges_ == 0 && external_ == 0) {  // nobody can touch pending: no atomic needed
     task_->pending.store(0, std::memory_order_relaxed);
     core::scheduler::instance()->push_ready(core::current_worker(), task_);
@@ -142,6 +143,36 @@ void spawn_context::submit() {
   const std::int32_t drop = spawn_bias - edges_ - external_;
   if (task_->pending.fetch_sub(drop, std::memory_order_acq_rel) == drop)
     core::scheduler::instance()->push_ready(core::current_worker(), task_);
+}
+
+void spawn_context::direct(task* pred) {
+  if (pred == nullptr)
+    throw usage_error("hytask::after(task_handle): the handle is empty (moved from, or default "
+                      "made); pass the handle spawn_handle returned");
+  if (pred->parent != parent_)
+    throw usage_error(
+        "hytask::after(task_handle): the handle's task was spawned by another task; a direct "
+        "dependency names a sibling (a task spawned by the same task, or both by main): "
+        "depend through memory (in/out) or an event otherwise");
+  edges_ += add_edge(pred, task_);
+}
+
+void release_handle(task* t) noexcept {
+  // After the runtime ended its records are gone with it: nothing to drop.
+  if (core::scheduler* s = core::scheduler::instance()) s->drop_ref(t);
+}
+
+void wait_handle(task* t) {
+  if (successors_are_closed(t->nsucc.load(std::memory_order_acquire))) return;
+  core::worker* w = core::require_worker("task_handle::wait");
+  task* self = w->current_task != nullptr ? w->current_task : core::scheduler::instance()->root();
+  if (t->parent != self)
+    throw usage_error("hytask::task_handle::wait: call it from the task that spawned the "
+                      "handle's task (or main, for tasks main spawned)");
+  // A sibling that sets an event once t has completed; this task suspends on the event.
+  event done;
+  spawn([&done] { done.set(); }, task_access{t});
+  done.wait();
 }
 
 void abandon_spawn(spawn_context& ctx) {
