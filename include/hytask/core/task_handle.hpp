@@ -8,7 +8,7 @@
 // ```
 //
 // - spawn_handle takes what spawn takes (options, body, accesses) and returns a handle to the
-//   task; hytask::after(handle) is an access like in/out: the new task starts once that one
+//   task; after(handle) is an access like in/out: the new task starts once that one
 //   has completed (its body and its children), and is skipped if it failed or was cancelled,
 //   as with a dependency through memory. Handles mix freely with in/out/inout.
 // - Only siblings: the task that names a handle in after() must be spawned by the task (or
