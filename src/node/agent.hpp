@@ -1,6 +1,6 @@
 // The node agent (seed 002's helper, without its kernel module): one thread per node, in the
 // node's first rank, that decides whose progress thread to wake. It looks only at the node
-// table (node/node_table.hpp) and never calls MPI:
+// table (node/node_table.hpp), and calls MPI only through the poll function of its own rank:
 //   - only a rank with pending operations is woken; while no rank has any, the agent sleeps
 //     on its futex word until a rank's count goes from zero (it spends nothing then);
 //   - a rank whose own threads are inside MPI is not woken (seed 002's optimisations 1 and
@@ -8,7 +8,10 @@
 //     polled by itself since the agent's last look (its workers are progressing it);
 //   - each rank has its own adaptive period (comm/polling_period.hpp, seed 001's and TAMPI's
 //     slow start): halved when the woken poll completed something, doubled when not, within
-//     HYTASK_PROGRESS_MIN_US..MAX_US;
+//     HYTASK_PROGRESS_MIN_US and a ceiling learnt from the rank's exchanges
+//     (comm/period_ceiling.hpp: an eighth of their length, MAX_US to 4x MAX_US; over TCP a
+//     long transfer's data waits in the socket buffers between polls, traced in
+//     docs/design/node.md);
 //   - a rank whose process is gone (it crashed or exited without detaching) is skipped, and
 //     reported once: it cannot hang the agent;
 //   - a rank whose thread has not yet taken the last wake is not woken again (a second wake
