@@ -151,9 +151,19 @@ struct sample {
 // cluster in a box, a switch's buffers on a real one) lets a burst through faster after an
 // idle spell, so a transfer measured right after another one took up to 25 % longer than one
 // measured after a pause, whichever variant it belonged to.
+// The barrier sleeps between its tests: with several ranks per core, a rank that finished
+// first and spun in MPI_Barrier took the core from the ranks still computing, and their
+// "compute alone" came out slower than compute beside the transfer (traced: 84-244 ms for
+// 80 ms of compute on a core shared by two ranks).
 void settle() {
   std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Request req = MPI_REQUEST_NULL;
+  MPI_Ibarrier(MPI_COMM_WORLD, &req);
+  for (int done = 0;;) {
+    MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    if (done) break;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
 }
 
 long g_poll_units = 0;  // hytask-poll: compute units between two this_task::poll() calls
