@@ -98,7 +98,7 @@ void agent::stop(std::int64_t linger_ns) {
 
 void agent::run() {
   core::name_this_thread("hytask-agent");
-  if (trace::enabled()) trace::set_thread(1001, "node agent");
+  bool named = false;  // the trace may start after the agent (it starts with MPI)
   node_header& h = table_.header();
   const int n = table_.local_size();
   struct view {
@@ -116,6 +116,10 @@ void agent::run() {
   while (!stop_.load(std::memory_order_acquire)) {
     const std::uint32_t seen = h.agent_word.load(std::memory_order_acquire);
     h.agent_rounds.fetch_add(1, std::memory_order_relaxed);
+    if (!named && trace::enabled()) {
+      trace::set_thread(1001, "node agent");
+      named = true;
+    }
     std::int64_t now = core::now_ns();
     if (now >= next_liveness) {
       next_liveness = now + liveness_ns;
