@@ -1,5 +1,8 @@
 // The program of the scheduling issue, written as a new user would, beside plain MPI in the
-// same run, on 2 ranks (run it across the cluster in a box: bench/run_overlap_program.sh).
+// same run, on 2 ranks or more (run it across the cluster in a box:
+// bench/run_overlap_program.sh, and bench/run_node_program.sh with several ranks per node).
+// Ranks pair across two nodes: the i-th rank of the first node sends to the i-th rank of the
+// second (without two nodes of equal size, rank 2k sends to rank 2k + 1).
 //
 //   hytask   one task does a blocking hytask::mpi::send (rank 0) or recv (rank 1) of
 //            --size bytes, then --tasks compute tasks of --task-ms each are spawned, then
@@ -15,12 +18,19 @@
 // interleaved, and the report gives medians:
 //   overlap  = (T_comm + T_comp - T_both) / min(T_comm, T_comp)   (100 %: fully hidden)
 //   speed    = compute time alone / compute time beside the transfer   (the compute's speed)
-// Rank 0 sends, rank 1 receives; the figures are the worse of the two ranks. The compute is
-// a cache-resident stencil sweep whose cost per unit is measured before MPI starts.
+// The sender of each pair sends, its partner receives; the figures are the worst over the
+// ranks. The compute is a cache-resident stencil sweep whose cost per unit is measured
+// before MPI starts. progress_cores: CPU per wall time, over the variant's samples, of the
+// threads that only progress communication (hytask's progress thread and node agent, the MPI
+// library's own threads), summed over a node's ranks, averaged over the nodes.
 //
 // Prints one line per variant and size: `overlap_program mpi=... variant=... bytes=...
-// task_ms=... tasks=... comm_ms=... comp_ms=... both_ms=... overlap_pct=... speed_pct=...`.
+// task_ms=... tasks=... ranks=... ranks_per_node=... policy=... comm_ms=... comp_ms=...
+// both_ms=... overlap_pct=... speed_pct=... progress_cores=... wakes=... suppressed=...`.
+#include <fcntl.h>
 #include <mpi.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -37,6 +47,7 @@
 
 #include "hytask/hytask.hpp"
 #include "hytask/mpi.hpp"
+#include "threads.hpp"
 #include "work.hpp"
 
 namespace {
@@ -60,12 +71,17 @@ struct options {
   double task_ms = 1;
   int tasks = 32;
   int iters = 8;
+  unsigned variants = 0xf;  // bit v: run variant v (mpi, mpi-test, hytask, hytask-poll)
 };
+
+constexpr int variant_count = 4;
+const char* const variant_names[variant_count] = {"mpi", "mpi-test", "hytask", "hytask-poll"};
 
 [[noreturn]] void usage(const char* why) {
   std::fprintf(stderr,
                "overlap_program: %s\n"
-               "usage: overlap_program [--sizes 1M,8M] [--task-ms 1] [--tasks 32] [--iters 8]\n",
+               "usage: overlap_program [--sizes 1M,8M] [--task-ms 1] [--tasks 32] [--iters 8]\n"
+               "                       [--variants mpi,mpi-test,hytask,hytask-poll]\n",
                why);
   std::exit(2);
 }
@@ -107,6 +123,16 @@ options parse(int argc, char** argv) {
     } else if (a == "--iters") {
       o.iters = std::atoi(next().c_str());
       if (o.iters < 1 || o.iters > 100000) usage("--iters must be from 1 to 100000");
+    } else if (a == "--variants") {
+      o.variants = 0;
+      std::string list = next() + ",";
+      for (std::size_t p = 0, q; (q = list.find(',', p)) != std::string::npos; p = q + 1) {
+        const std::string v = list.substr(p, q - p);
+        int k = 0;
+        while (k < variant_count && v != variant_names[k]) ++k;
+        if (k == variant_count) usage(("unknown variant '" + v + "'").c_str());
+        o.variants |= 1u << k;
+      }
     } else if (a == "-h" || a == "--help") {
       usage("help");
     } else {
@@ -125,12 +151,24 @@ struct sample {
 // cluster in a box, a switch's buffers on a real one) lets a burst through faster after an
 // idle spell, so a transfer measured right after another one took up to 25 % longer than one
 // measured after a pause, whichever variant it belonged to.
+// The barrier sleeps between its tests: with several ranks per core, a rank that finished
+// first and spun in MPI_Barrier took the core from the ranks still computing, and their
+// "compute alone" came out slower than compute beside the transfer (traced: 84-244 ms for
+// 80 ms of compute on a core shared by two ranks).
 void settle() {
   std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Request req = MPI_REQUEST_NULL;
+  MPI_Ibarrier(MPI_COMM_WORLD, &req);
+  for (int done = 0;;) {
+    MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    if (done) break;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
 }
 
 long g_poll_units = 0;  // hytask-poll: compute units between two this_task::poll() calls
+
+int g_peer = 1;  // the rank this one sends to or receives from
 
 // hytask: the user's program. comm/comp switch the two halves on and off.
 sample run_hytask(std::vector<double>& buf, bool sender, bool comm, bool comp, long units,
@@ -140,8 +178,8 @@ sample run_hytask(std::vector<double>& buf, bool sender, bool comm, bool comp, l
   const double t0 = now_ms();
   if (comm)
     hytask::spawn([&buf, sender] {
-      if (sender) hytask::mpi::send(std::span(buf), 1, 0);
-      else hytask::mpi::recv(std::span(buf), 0, 0);
+      if (sender) hytask::mpi::send(std::span(buf), g_peer, 0);
+      else hytask::mpi::recv(std::span(buf), g_peer, 0);
     });
   if (comp)
     for (int i = 0; i < tasks; ++i)
@@ -174,8 +212,8 @@ sample run_plain(std::vector<double>& buf, bool sender, bool comm, bool comp, lo
   const double t0 = now_ms();
   const int count = static_cast<int>(buf.size());
   if (comm) {
-    if (sender) MPI_Isend(buf.data(), count, MPI_DOUBLE, 1, 0, MPI_COMM_WORLD, &req);
-    else MPI_Irecv(buf.data(), count, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD, &req);
+    if (sender) MPI_Isend(buf.data(), count, MPI_DOUBLE, g_peer, 0, MPI_COMM_WORLD, &req);
+    else MPI_Irecv(buf.data(), count, MPI_DOUBLE, g_peer, 0, MPI_COMM_WORLD, &req);
   }
   double comp_ms = 0;
   int flag = 0;
@@ -189,16 +227,75 @@ sample run_plain(std::vector<double>& buf, bool sender, bool comm, bool comp, lo
   return {now_ms() - t0, comp_ms};
 }
 
+// The CPU of the threads that only progress communication, in seconds (threads.hpp).
+double progress_cpu_s() {
+  double s = 0;
+  const overlap::thread_cpu t = overlap::thread_cpu_between({}, overlap::thread_times());
+  s = t.progress_s + t.library_s;
+  return s;
+}
+
 }  // namespace
+
+// The compute's cost per unit, in ms, measured before MPI and the runtime start, one process
+// of the machine at a time (a file lock): ranks sharing a core while they measure would each
+// find it twice as slow, and their tasks would be half as long as asked.
+double calibrate_alone() {
+  const int fd = open("/tmp/hytask-overlap-calibrate.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (fd >= 0) flock(fd, LOCK_EX);
+  const double unit = overlap::calibrate_unit_ns() * 1e-6;
+  if (fd >= 0) close(fd);  // releases the lock
+  return unit;
+}
 
 int main(int argc, char** argv) {
   const options o = parse(argc, argv);
-  const double unit = overlap::calibrate_unit_ns() * 1e-6;  // ms, before MPI and the runtime start
+  double unit = calibrate_alone();
   hytask::runtime rt(argc, argv);
-  const int rank = hytask::mpi::rank();
-  if (hytask::mpi::size() != 2) {
-    if (rank == 0) std::fprintf(stderr, "overlap_program: run on exactly 2 ranks\n");
+  // One unit for all ranks (the fastest measurement, the least disturbed): equal tasks.
+  MPI_Allreduce(MPI_IN_PLACE, &unit, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+  const int rank = hytask::mpi::rank(), size = hytask::mpi::size();
+  if (size < 2 || size % 2 != 0) {
+    if (rank == 0) std::fprintf(stderr, "overlap_program: run on an even number of ranks\n");
     return 2;
+  }
+  // Nodes, and this rank's partner on the other one.
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+  int local = 0, local_size = 1;
+  MPI_Comm_rank(node, &local);
+  MPI_Comm_size(node, &local_size);
+  int leader = rank;
+  MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, node);
+  std::vector<int> where(2 * static_cast<std::size_t>(size));  // (node leader, local) per rank
+  const int mine[2] = {leader, local};
+  MPI_Allgather(mine, 2, MPI_INT, where.data(), 2, MPI_INT, MPI_COMM_WORLD);
+  int first = size, second = size;  // the two nodes' leaders, if there are two
+  bool two = true;
+  for (int r = 0; r < size; ++r) {
+    const int l = where[2 * static_cast<std::size_t>(r)];
+    if (l < first) first = l;
+  }
+  for (int r = 0; r < size; ++r) {
+    const int l = where[2 * static_cast<std::size_t>(r)];
+    if (l != first && l < second) second = l;
+  }
+  for (int r = 0; r < size; ++r) {
+    const int l = where[2 * static_cast<std::size_t>(r)];
+    if (l != first && l != second) two = false;
+  }
+  two = two && second < size && local_size * 2 == size;
+  bool sender = rank % 2 == 0;
+  g_peer = rank ^ 1;
+  if (two) {
+    sender = leader == first;
+    const int other = sender ? second : first;
+    for (int r = 0; r < size; ++r)
+      if (where[2 * static_cast<std::size_t>(r)] == other &&
+          where[2 * static_cast<std::size_t>(r) + 1] == local)
+        g_peer = r;
+  } else if (rank == 0) {
+    std::fprintf(stderr, "overlap_program: not two nodes of equal size: rank 2k sends to 2k+1\n");
   }
   const long units = std::max(1L, std::lround(o.task_ms / unit));
 #if defined(MPICH_VERSION)
@@ -206,45 +303,64 @@ int main(int argc, char** argv) {
 #else
   const char* mpi_name = "openmpi";
 #endif
+  const char* policy = hytask::mpi::progress_stats().policy;
   for (std::size_t bytes : o.sizes) {
     std::vector<double> buf(bytes / sizeof(double), 1.0);
     // variant x {comm, comp, both} samples
-    constexpr int variants = 4;
-    static const char* const names[variants] = {"mpi", "mpi-test", "hytask", "hytask-poll"};
-    std::vector<double> v[variants][3], comp_both[variants];
-    for (int w = 0; w < 2; ++w) run_hytask(buf, rank == 0, true, false, units, o.tasks);  // warm up
-    run_plain(buf, rank == 0, true, false, units, o.tasks, false);
+    std::vector<double> v[variant_count][3], comp_both[variant_count];
+    double cpu_s[variant_count] = {}, wall_ms[variant_count] = {};
+    std::uint64_t wakes[variant_count] = {}, suppressed[variant_count] = {};
+    for (int w = 0; w < 2; ++w) run_hytask(buf, sender, true, false, units, o.tasks);  // warm up
+    run_plain(buf, sender, true, false, units, o.tasks, false);
     for (int it = 0; it < o.iters; ++it) {
-      for (int variant = 0; variant < variants; ++variant) {
+      for (int variant = 0; variant < variant_count; ++variant) {
+        if ((o.variants >> variant & 1u) == 0) continue;
         auto run = [variant](std::vector<double>& b, bool s, bool c, bool k, long u, int n) {
           return variant < 2 ? run_plain(b, s, c, k, u, n, variant == 1) : run_hytask(b, s, c, k, u, n);
         };
         g_poll_units = variant == 3 ? std::max(1L, std::lround(1.0 / unit)) : 0;
-        sample c = run(buf, rank == 0, true, false, units, o.tasks);
-        sample k = run(buf, rank == 0, false, true, units, o.tasks);
-        sample b = run(buf, rank == 0, true, true, units, o.tasks);
+        const double cpu0 = progress_cpu_s(), t0 = now_ms();
+        const auto stats0 = hytask::mpi::progress_stats();
+        sample c = run(buf, sender, true, false, units, o.tasks);
+        sample k = run(buf, sender, false, true, units, o.tasks);
+        sample b = run(buf, sender, true, true, units, o.tasks);
+        const auto stats1 = hytask::mpi::progress_stats();
+        wall_ms[variant] += now_ms() - t0;
+        cpu_s[variant] += progress_cpu_s() - cpu0;
+        wakes[variant] += stats1.wakes - stats0.wakes;
+        suppressed[variant] += stats1.suppressed - stats0.suppressed;
         v[variant][0].push_back(c.elapsed);
         v[variant][1].push_back(k.elapsed);
         v[variant][2].push_back(b.elapsed);
         comp_both[variant].push_back(b.comp / std::max(k.comp, 1e-9));
       }
     }
-    for (int variant = 0; variant < variants; ++variant) {
-      double mine[4] = {median(v[variant][0]), median(v[variant][1]), median(v[variant][2]),
-                        median(comp_both[variant])};
+    for (int variant = 0; variant < variant_count; ++variant) {
+      if ((o.variants >> variant & 1u) == 0) continue;
+      double mine_m[4] = {median(v[variant][0]), median(v[variant][1]), median(v[variant][2]),
+                          median(comp_both[variant])};
       double worst[4];
-      MPI_Allreduce(mine, worst, 4, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      MPI_Allreduce(mine_m, worst, 4, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
       const double comm = worst[0], comp = worst[1], both = worst[2];
       const double overlap = 100 * (comm + comp - both) / std::min(comm, comp);
+      // Progress cores: summed over the node's ranks, averaged over the nodes.
+      double cores = cpu_s[variant] * 1e3 / std::max(wall_ms[variant], 1e-9), node_cores = 0;
+      MPI_Allreduce(&cores, &node_cores, 1, MPI_DOUBLE, MPI_SUM, node);
+      double per_node[2] = {local == 0 ? node_cores : 0.0, local == 0 ? 1.0 : 0.0}, sums[2];
+      MPI_Allreduce(per_node, sums, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+      unsigned long long counts[2] = {wakes[variant], suppressed[variant]}, total[2];
+      MPI_Allreduce(counts, total, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
       if (rank == 0)
         std::printf(
-            "overlap_program mpi=%s variant=%s bytes=%zu task_ms=%.3g tasks=%d comm_ms=%.2f "
-            "comp_ms=%.2f both_ms=%.2f overlap_pct=%.1f speed_pct=%.1f\n",
-            mpi_name, names[variant], bytes, o.task_ms, o.tasks, comm, comp,
-            both, overlap, 100 / worst[3]);
+            "overlap_program mpi=%s variant=%s bytes=%zu task_ms=%.3g tasks=%d ranks=%d "
+            "ranks_per_node=%d policy=%s comm_ms=%.2f comp_ms=%.2f both_ms=%.2f "
+            "overlap_pct=%.1f speed_pct=%.1f progress_cores=%.3f wakes=%llu suppressed=%llu\n",
+            mpi_name, variant_names[variant], bytes, o.task_ms, o.tasks, size, local_size, policy,
+            comm, comp, both, overlap, 100 / worst[3], sums[0] / sums[1], total[0], total[1]);
       std::fflush(stdout);
     }
   }
+  MPI_Comm_free(&node);
   rt.shutdown();
   return 0;
 }

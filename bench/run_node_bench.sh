@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Seed 002's measurements of docs/benchmarks.md ("Node-wide progress agent"): hytask-overlap
+# Seed 002's sweep with hytask-overlap (docs/benchmarks.md's "Node-wide progress agent" shows
+# bench/run_node_program.sh's figures instead, the overlap program side by side): hytask-overlap
 # on the cluster in a box (2 nodes, one core each, 2 Gbit/s) with 1, 2 and 4 ranks per node,
 # the exchange and the one-way receiver-first and sender-first orders, and small-message
 # latency, and the asynchronous progression (receiver-first, T_syn 1.5-3 T_lat: when the data

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Where a traced hytask run spent its threads' time: per rank and thread, the time in task
-slices, in MPI polls that moved data or completed something ('poll' slices), and the node
-agent's wake and suppressed-wake marks. Reads the per-rank files HYTASK_TRACE writes.
+slices, in MPI polls that moved data or completed something ('poll' slices), the node
+agent's wake and suppressed-wake marks, and the polls the agent asked for ('woken poll':
+how late each started after its wake and how long it took, medians). Reads the per-rank
+files HYTASK_TRACE writes.
 
     bench/trace_summary.py run.rank0.json [run.rank1.json ...]
 
@@ -20,7 +22,7 @@ def summarize(path):
     names = {}
     first, last = None, None
     per = defaultdict(lambda: {"task_us": 0.0, "poll_us": 0.0, "polls": 0, "wakes": 0,
-                               "suppressed": 0})
+                               "suppressed": 0, "late": [], "woken_us": []})
     for e in events:
         ph = e.get("ph")
         tid = (e.get("pid"), e.get("tid"))
@@ -43,6 +45,9 @@ def summarize(path):
             row["wakes"] += 1
         elif ph == "i" and e.get("name") == "node wake suppressed":
             row["suppressed"] += 1
+        elif ph == "i" and e.get("name") == "woken poll":
+            row["late"].append(e["args"].get("late_us", 0))
+            row["woken_us"].append(e["args"].get("poll_us", 0))
     span = (last - first) if first is not None else 0.0
     return span, names, per
 
@@ -52,7 +57,7 @@ def main(paths):
         print(__doc__.strip(), file=sys.stderr)
         return 2
     print(f"{'file':<28} {'thread':<22} {'tasks %':>8} {'polls %':>8} {'polls':>8} "
-          f"{'wakes':>7} {'suppr.':>7}")
+          f"{'wakes':>7} {'suppr.':>7} {'woken':>7} {'late us':>8} {'poll us':>8}")
     for path in paths:
         span, names, per = summarize(path)
         if span <= 0:
@@ -60,9 +65,12 @@ def main(paths):
             continue
         for tid, row in sorted(per.items(), key=lambda kv: str(names.get(kv[0], kv[0]))):
             name = names.get(tid, f"tid {tid[1]}")
+            late = sorted(row["late"])
+            took = sorted(row["woken_us"])
+            med = (lambda v: f"{v[len(v) // 2]:8d}" if v else f"{'':>8}")
             print(f"{path[-28:]:<28} {name[:22]:<22} {100 * row['task_us'] / span:8.1f} "
                   f"{100 * row['poll_us'] / span:8.2f} {row['polls']:8d} {row['wakes']:7d} "
-                  f"{row['suppressed']:7d}")
+                  f"{row['suppressed']:7d} {len(late):7d} {med(late)} {med(took)}")
         print(f"{path[-28:]:<28} {'(span of the trace)':<22} {span / 1e6:7.2f} s")
     return 0
 

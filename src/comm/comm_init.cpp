@@ -135,6 +135,7 @@ void comm_system::start() {
 
 comm_system::~comm_system() {
   stopping_.store(true, std::memory_order_release);
+  policy_->stopping();
   stop_watchdog();
   if (thread_.joinable()) {
     wake_thread();

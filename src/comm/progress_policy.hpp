@@ -53,6 +53,9 @@ class progress_policy_impl {
   virtual long park_timeout() { return -1; }
   // The thread woke from its sleep.
   virtual void woke() {}
+  // The comm system is stopping: MPI will be finalised once the thread has drained. A policy
+  // whose own threads call MPI stops them here.
+  virtual void stopping() {}
   // An operation was registered (posted, not complete at once), on the posting thread.
   virtual void registered() {}
   // Adds the policy's own counters (hytask::mpi::progress_stats()).

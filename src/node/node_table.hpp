@@ -31,13 +31,18 @@ struct alignas(128) node_row {
   std::atomic<std::int32_t> pid{0};
   std::atomic<std::uint32_t> progressed{0};  // the rank's last woken poll completed something
   std::atomic<std::uint64_t> agent_wakes{0};  // wakes sent by the agent (the thread compares)
+  std::atomic<std::uint64_t> served{0};       // agent_wakes when the rank's thread last looked
   // Counters (seed 002), written by the agent (wakes, suppressed) and the rank (the rest).
   std::atomic<std::uint64_t> wakes{0};       // the agent woke the rank's thread
   std::atomic<std::uint64_t> suppressed{0};  // a wake was due but the rank was inside MPI
   std::atomic<std::uint64_t> futile{0};      // woken, the rank found nothing to progress
   std::atomic<std::uint64_t> completed{0};   // woken, its poll completed an operation
+  std::atomic<std::uint64_t> unserved{0};    // a wake was due but the last one was not taken yet
+  std::atomic<std::uint64_t> agent_polls{0};  // the agent polled the rank itself (its own rank)
   std::atomic<std::uint64_t> engine_polls{0};  // every poll of the rank's engine
   std::atomic<std::uint64_t> woken_polls{0};   // those made by its woken thread
+  std::atomic<std::int64_t> woken_at_ns{0};    // when the agent last woke it (steady clock)
+  std::atomic<std::int64_t> woken_poll_ns{0};  // how long its last woken poll took
   int world_rank = -1;
 };
 

@@ -16,6 +16,8 @@
 #include "node/agent.hpp"
 #include "node/node_table.hpp"
 #include "node/progress_node.hpp"
+#include "platform/clock.hpp"
+#include "trace/trace.hpp"
 
 namespace hytask::mpi::detail {
 namespace {
@@ -42,8 +44,16 @@ class progress_node final : public progress_policy_impl {
     table_ = std::make_unique<node::node_table>(world);
     node::node_row& me = table_->mine();
     c_.eng().mirror(&me.pending, &me.in_mpi, &me.engine_polls);
+    // In multiple mode any thread of this process may call MPI: the agent polls this rank
+    // itself. In funneled mode only the MPI thread may: the agent wakes it like the others'.
+    const bool self = c_.mode() == hytask::mpi_mode::multiple;
     if (table_->local_rank() == 0)
-      agent_ = std::make_unique<node::agent>(*table_, period_.min(), period_.max());
+      agent_ = std::make_unique<node::agent>(*table_, period_.min(), period_.max(),
+                                             self ? &agent_poll : nullptr, this);
+  }
+
+  void stopping() override {
+    if (agent_) agent_->stop_self_polls();
   }
 
   std::atomic<std::uint32_t>* shared_word() override { return table_ ? &table_->mine().wake : nullptr; }
@@ -56,13 +66,8 @@ class progress_node final : public progress_policy_impl {
     seen_wakes_ = sent;
     const bool alone = !agent_alive();
     if (!woken && !asked && !alone) return -1;
-    const core::poll_result r = c_.eng().poll();
-    if (woken) {
-      me.woken_polls.fetch_add(1, std::memory_order_relaxed);
-      if (r == core::poll_result::nothing_pending) me.futile.fetch_add(1, std::memory_order_relaxed);
-      if (r == core::poll_result::progressed) me.completed.fetch_add(1, std::memory_order_relaxed);
-      me.progressed.store(r == core::poll_result::progressed ? 1 : 0, std::memory_order_relaxed);
-    }
+    if (woken) me.served.store(sent, std::memory_order_release);
+    const core::poll_result r = woken ? woken_poll() : c_.eng().poll();
     if (alone && r != core::poll_result::nothing_pending) return static_cast<long>(period_.after(r));
     return -1;
   }
@@ -70,6 +75,28 @@ class progress_node final : public progress_policy_impl {
   // Parked with operations pending: the agent will wake it; look at the agent again now
   // and then in case it is gone.
   long park_timeout() override { return agent_alive() ? 100'000'000L : static_cast<long>(period_.current()); }
+
+  // A poll the agent asked for (its wake, or its own call for the agent's rank), counted in
+  // the row: the agent reads whether it completed something and how long it took.
+  core::poll_result woken_poll() {
+    node::node_row& me = table_->mine();
+    const std::int64_t t0 = core::now_ns();
+    const core::poll_result r = c_.eng().poll();
+    const std::int64_t t1 = core::now_ns();
+    me.woken_poll_ns.store(t1 - t0, std::memory_order_relaxed);
+    if (trace::enabled())
+      trace::instant("woken poll", "node", trace::now(), 0,
+                     {"late_us", (t0 - me.woken_at_ns.load(std::memory_order_relaxed)) / 1000},
+                     {"poll_us", (t1 - t0) / 1000});
+    me.woken_polls.fetch_add(1, std::memory_order_relaxed);
+    if (r == core::poll_result::nothing_pending) me.futile.fetch_add(1, std::memory_order_relaxed);
+    if (r == core::poll_result::progressed) me.completed.fetch_add(1, std::memory_order_relaxed);
+    me.progressed.store(r == core::poll_result::progressed ? 1 : 0, std::memory_order_relaxed);
+    return r;
+  }
+  static core::poll_result agent_poll(void* self) {
+    return static_cast<progress_node*>(self)->woken_poll();
+  }
 
   void registered() override { node::notify_agent(table_->header()); }
 
@@ -80,6 +107,7 @@ class progress_node final : public progress_policy_impl {
     out.futile = me.futile.load(std::memory_order_relaxed);
     out.completed = me.completed.load(std::memory_order_relaxed);
     out.suppressed = me.suppressed.load(std::memory_order_relaxed);
+    out.agent_polls = me.agent_polls.load(std::memory_order_relaxed);
     if (agent_) out.agent_cpu_ns = table_->header().agent_cpu_ns.load(std::memory_order_relaxed);
     out.local_rank = table_->local_rank();
     out.local_size = table_->local_size();

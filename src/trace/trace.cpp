@@ -181,8 +181,15 @@ void start(const std::string& path, std::size_t buffer_events, int pid,
   g_buffers.clear();
   g_next_anonymous_tid = 10000;
   g_origin = std::chrono::steady_clock::now();
+  // The origin on the machine's steady clock: the ranks of one machine (the cluster in a box,
+  // a node's ranks) share it, so that their files can be laid on one time line.
   std::string text =
-      "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"hytask\"},\"traceEvents\":[\n"
+      "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"hytask\",\"origin_ns\":";
+  append_int(text, static_cast<long long>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                              g_origin.time_since_epoch())
+                                              .count()));
+  text +=
+      "},\"traceEvents\":[\n"
       "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":";
   append_int(text, g_pid);
   text += ",\"tid\":0,\"args\":{\"name\":";

@@ -2,10 +2,15 @@
 //   idle      over an idle second the agent wakes nobody and spends (almost) no CPU, nor does
 //             any rank (run with HYTASK_PROGRESS=node);
 //   progress  with its only worker computing, a rank's receive still completes: the agent
-//             woke its progress thread (HYTASK_THREADS=1);
+//             woke its progress thread (HYTASK_THREADS=1); 'progress 0': the receiver is the
+//             agent's own rank, which the agent polls itself in multiple mode (and wakes in
+//             funneled mode, where only the MPI thread may call MPI);
 //   rules     the agent on a table of one rank, driven by hand: no wake while the rank is
-//             inside MPI (counted as suppressed), wakes once it is out, none once nothing is
-//             pending, and it parks (no MPI needs to run: the table is the whole interface);
+//             inside MPI (counted as suppressed), wakes once it is out, no second wake while
+//             the rank's thread has not taken the first, none once nothing is pending, and it
+//             parks (no MPI needs to run: the table is the whole interface); a long exchange
+//             stretches the rank's longest period for the next one; with a poll function for
+//             its own rank, the agent calls it instead of waking the rank's thread;
 //   hold      rank 0 keeps a receive pending for HOLD_S seconds (for hytask-info --node);
 //   kill      rank 1 (or rank 0 with 'kill 0') kills itself with SIGKILL while its peer
 //             waits for its message: the job must end, not hang.
@@ -100,18 +105,19 @@ int idle(int argc, char** argv) {
   return finish("idle", rank);
 }
 
-int progress(int argc, char** argv) {
+int progress(int argc, char** argv, int receiver) {
   hytask::runtime rt(argc, argv);
   check(rt.settings().threads == 1, "run with HYTASK_THREADS=1");
   const int rank = hytask::mpi::rank();
+  const int sender = 1 - receiver;
   // 4 MiB: above every eager limit, so the receiver's library must act while it computes.
-  std::vector<double> buf(std::size_t{1} << 19, rank == 0 ? 1.5 : 0.0);
-  if (rank == 1) {
+  std::vector<double> buf(std::size_t{1} << 19, rank == sender ? 1.5 : 0.0);
+  if (rank == receiver) {
     const auto start = hytask::mpi::progress_stats();
     hytask::mpi::request r;
     std::atomic<bool> done{false};
     hytask::spawn({.name = "receive"}, [&] {
-      r = hytask::mpi::irecv(std::span(buf), 0, 7);
+      r = hytask::mpi::irecv(std::span(buf), sender, 7);
       r.wait();
       done.store(true);
     });
@@ -134,9 +140,23 @@ int progress(int argc, char** argv) {
               std::to_string(s.wakes - start.wakes) + " wakes, " +
               std::to_string(s.suppressed - start.suppressed) + " suppressed)");
     check(done.load() && buf.front() == 1.5 && buf.back() == 1.5, "the message arrived intact");
-  } else if (rank == 0) {
-    std::this_thread::sleep_for(200ms);  // rank 1 computes by now
-    hytask::spawn([&] { hytask::mpi::send(std::span(buf), 1, 7); });
+    // The agent's own rank (local 0) in multiple mode: polled by the agent itself, its
+    // thread never woken; any other rank, or funneled mode: woken, never polled by the agent.
+    const bool self = s.local_rank == 0 && rt.settings().mpi_mode == hytask::mpi_mode::multiple;
+    const auto agent_polls = s.agent_polls - start.agent_polls;
+    if (self)
+      check(agent_polls > 0, "the agent polled its own rank itself (" +
+                                 std::to_string(agent_polls) + " polls)");
+    else
+      check(agent_polls == 0, "the agent polled rank " + std::to_string(rank) + " itself (" +
+                                  std::to_string(agent_polls) + " times) though it may not");
+    std::printf("node_check progress: rank %d (local %d): %llu wakes, %llu of them the agent's "
+                "own polls\n", rank, s.local_rank,
+                static_cast<unsigned long long>(s.wakes - start.wakes),
+                static_cast<unsigned long long>(agent_polls));
+  } else if (rank == sender) {
+    std::this_thread::sleep_for(200ms);  // the receiver computes by now
+    hytask::spawn([&] { hytask::mpi::send(std::span(buf), receiver, 7); });
     hytask::wait_all();
   }
   hytask::mpi::barrier();
@@ -170,6 +190,25 @@ int rules(int argc, char** argv) {
     const auto woken = row.wakes.load();
     check(woken > 0, "the rank is woken once it is out of MPI with an operation pending");
     check(row.wake.load() >= woken, "each wake bumped the rank's futex word");
+    // Nobody took the wake (no thread serves this row): it is not sent again.
+    check(woken == 1, "no second wake while the first was not taken (" + std::to_string(woken) +
+                          " sent)");
+    check(row.unserved.load() > 0, "the wakes held back were counted");
+    // A thread that takes each wake at once: wakes follow on the rank's period.
+    std::atomic<bool> serve{true};
+    std::thread server([&] {
+      while (serve.load()) {
+        row.served.store(row.agent_wakes.load());
+        std::this_thread::sleep_for(20us);
+      }
+    });
+    std::this_thread::sleep_for(200ms);
+    check(row.wakes.load() > woken + 10, "a rank whose thread takes its wakes is woken again (" +
+                                             std::to_string(row.wakes.load() - woken) +
+                                             " wakes in 0.2 s)");
+
+    serve.store(false);
+    server.join();
 
     row.pending.store(0);
     std::this_thread::sleep_for(50ms);
@@ -181,6 +220,66 @@ int rules(int argc, char** argv) {
     check(h.agent_rounds.load() - rounds <= 10,
           "the agent parks with nothing pending (" + std::to_string(h.agent_rounds.load() - rounds) +
               " rounds in 0.5 s)");
+  }
+  {
+    // A long exchange: the next one, as long, is looked at less often (its longest period
+    // follows the exchanges' length, an eighth of it, up to 4x the configured ceiling).
+    hytask::node::node_table table(MPI_COMM_SELF);
+    hytask::node::node_row& row = table.mine();
+    hytask::node::node_header& h = table.header();
+    hytask::node::agent agent(table, 100'000, 2'000'000);
+    std::atomic<bool> serve{true};
+    std::thread server([&] {  // the rank's thread, taking each wake at once
+      while (serve.load()) {
+        row.served.store(row.agent_wakes.load());
+        std::this_thread::sleep_for(20us);
+      }
+    });
+    auto exchange = [&] {
+      row.pending.store(1);
+      hytask::node::notify_agent(h);
+      const auto before = row.wakes.load();
+      std::this_thread::sleep_for(400ms);
+      row.pending.store(0);
+      std::this_thread::sleep_for(20ms);
+      return row.wakes.load() - before;
+    };
+    const auto first_long = exchange(), next_long = exchange();
+    check(next_long * 2 < first_long, "after a long exchange the rank is woken less often (" +
+                                          std::to_string(first_long) + " then " +
+                                          std::to_string(next_long) + " wakes in 0.4 s)");
+    std::printf("node_check rules: wakes in 0.4 s of a long exchange: %llu, then %llu\n",
+                static_cast<unsigned long long>(first_long),
+                static_cast<unsigned long long>(next_long));
+    serve.store(false);
+    server.join();
+  }
+  {
+    // With a poll function for its own rank, the agent calls it and never wakes the thread.
+    hytask::node::node_table table(MPI_COMM_SELF);
+    hytask::node::node_row& row = table.mine();
+    struct counter {
+      std::atomic<int> calls{0};
+    } polls;
+    auto poll = [](void* ctx) {
+      static_cast<counter*>(ctx)->calls.fetch_add(1);
+      return hytask::core::poll_result::pending;
+    };
+    hytask::node::agent agent(table, 100'000, 2'000'000, poll, &polls);
+    row.pending.store(1);
+    hytask::node::notify_agent(table.header());
+    std::this_thread::sleep_for(200ms);
+    check(polls.calls.load() > 10, "the agent polled its own rank itself (" +
+                                       std::to_string(polls.calls.load()) + " calls in 0.2 s)");
+    check(row.wake.load() == 0, "the agent did not wake its own rank's thread");
+    agent.stop_self_polls();
+    check(row.agent_polls.load() == static_cast<std::uint64_t>(polls.calls.load()),
+          "each of its polls was counted in the row");
+    const int calls = polls.calls.load();
+    std::this_thread::sleep_for(100ms);
+    check(polls.calls.load() == calls, "no poll of its own once MPI is about to end");
+    check(row.wake.load() > 0, "then it wakes the rank's thread instead");
+    row.pending.store(0);
   }
   const int status = finish("rules", rank, false);
   MPI_Finalize();
@@ -231,7 +330,7 @@ int kill_one(int argc, char** argv, int victim) {
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   if (mode == "idle") return idle(argc, argv);
-  if (mode == "progress") return progress(argc, argv);
+  if (mode == "progress") return progress(argc, argv, argc > 2 ? std::atoi(argv[2]) : 1);
   if (mode == "rules") return rules(argc, argv);
   if (mode == "hold") return hold(argc, argv);
   if (mode == "kill") return kill_one(argc, argv, argc > 2 ? std::atoi(argv[2]) : 1);

@@ -25,6 +25,7 @@ struct progress_counters {
   std::uint64_t futile = 0;      //   ... and the woken poll found nothing to progress
   std::uint64_t completed = 0;   //   ... and the woken poll completed an operation
   std::uint64_t suppressed = 0;  // a wake was due but one of the rank's threads was inside MPI
+  std::uint64_t agent_polls = 0; // of the wakes, polls the agent made itself (its own rank)
   std::uint64_t agent_cpu_ns = 0;  // CPU time of the node's agent (on the node's first rank)
   int local_rank = 0, local_size = 1;  // this rank among the ranks of its node
 };
