@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "granularity.hpp"
+
 namespace hpl {
 
 enum class variant { simple, lookahead, tasks };
@@ -25,7 +27,7 @@ struct options {
   int nb = 128;            // block size
   int p = 0, q = 0;        // process grid; 0: P = 1, Q = ranks
   int window = 4;          // tasks: panels in flight at most (each costs one panel buffer)
-  int update_blocks = 4;   // tasks: column blocks per update task
+  int update_blocks = 0;   // tasks: column blocks per update task; 0: from the measured DGEMM
   int threads = 0;         // tasks: workers per rank; 0: cores of this process / ranks on its node
   double dilation = 0;     // f: each message of S bytes is followed by one of f*S bytes
   double noise_burst_ms = 0, noise_period_ms = 0;  // an extra thread per rank computing bursts
@@ -189,7 +191,12 @@ struct run_args {
   const options& o;
   matrix& m;
   dilation& dil;
+  double pack_columns = 0;  // out, tasks without --update-blocks: the measured pack_columns()
 };
+// a / b of granularity.hpp's cost model, from a few small DGEMMs of the update's shape
+// (k = nb) timed on this core (about 3 ms); 0 when the timings make no sense.
+double pack_columns(int nb);
+
 long run_simple(run_args& a);
 long run_lookahead(run_args& a);
 long run_tasks(run_args& a);

@@ -126,9 +126,10 @@ int run(int argc, char** argv) {
   if (root) {
     std::printf("%s", line);
     std::printf("hpl (hytask): LU with partial pivoting, block-cyclic, OpenBLAS kernels single-threaded\n");
-    std::printf("N %ld, NB %d, P x Q = %d x %d (%s), %d ranks; tasks: %d threads per rank, window %d, "
-                "%d blocks per update\n",
-                o.n, o.nb, P, Q, P == 1 ? "1-D" : "2-D", size, threads, o.window, o.update_blocks);
+    std::printf("N %ld, NB %d, P x Q = %d x %d (%s), %d ranks; tasks: %d threads per rank, window %d, ", o.n, o.nb, P,
+                Q, P == 1 ? "1-D" : "2-D", size, threads, o.window);
+    if (o.update_blocks > 0) std::printf("%d blocks per update\n", o.update_blocks);
+    else std::printf("update width from the DGEMM's packing cost\n");
     if (o.dilation > 0) std::printf("bandwidth dilation: f = %g (every S-byte message is followed by f*S bytes)\n", o.dilation);
     if (o.noise_period_ms > 0)
       std::printf("OS noise: a thread per rank computes %g ms every %g ms\n", o.noise_burst_ms, o.noise_period_ms);
@@ -141,6 +142,7 @@ int run(int argc, char** argv) {
 
   std::vector<result> rows;
   int status = 0;
+  bool said_width = false;
   for (variant v : o.variants) {
     for (int rep = 0; rep < o.repeat; ++rep) {
       matrix m(g, o.n, o.nb);
@@ -155,6 +157,18 @@ int run(int argc, char** argv) {
       double t0 = MPI_Wtime();
       long info = v == variant::simple ? run_simple(args) : v == variant::lookahead ? run_lookahead(args) : run_tasks(args);
       double t_factor = MPI_Wtime() - t0;
+      if (v == variant::tasks && o.update_blocks == 0 && !said_width) {
+        said_width = true;  // every rank measures its own: rank 0 reports the range
+        double lo = args.pack_columns, hi = args.pack_columns;
+        MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+        MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        const long rest = m.nloc - m.nb;
+        if (root)
+          std::printf("tasks: packing the panel costs the DGEMM of %.1f-%.1f columns (ranks' measurements); %ld "
+                      "local columns -> update tasks of %ld-%ld columns (packing <= %g %%)\n",
+                      lo, hi, rest, update_width(rest, o.nb, threads, hi), update_width(rest, o.nb, threads, lo),
+                      100 * update_overhead);
+      }
       if (rt) rt->shutdown();  // its idle workers would poll beside the solve
       rt.reset();
       // Agree on the first zero pivot (0: none).

@@ -52,6 +52,13 @@ long run_tasks(run_args& a) {
   const long D = std::max(1, W - 2);
   std::vector<char> done(W), gate(W);
   const bool two_d = g.p > 1;
+  // The width of the update tasks: --update-blocks, or from the DGEMM's measured packing cost.
+  const int workers = static_cast<int>(hytask::worker_count());
+  a.pack_columns = a.o.update_blocks > 0 ? 0 : pack_columns(m.nb);
+  auto chunk_width = [&](long cols) {
+    return a.o.update_blocks > 0 ? long(m.nb) * a.o.update_blocks
+                                 : update_width(cols, m.nb, workers, a.pack_columns);
+  };
 
   auto columns = [&](long lc0, long lc1) { return hytask::inout(m.col(lc0), std::size_t(lc1 - lc0) * m.lda); };
   // A task that calls collectives on the process column declares it, so that every process
@@ -139,7 +146,7 @@ long run_tasks(run_args& a) {
                     hytask::out(u, u ? std::size_t(la1 - la0) * p.jb : 0), hytask::in(&done[k % W], 1));
   };
 
-  // The rest of panel k's update, in chunks of --update-blocks blocks. Its first block, when
+  // The rest of panel k's update, in chunks of chunk_width() columns. Its first block, when
   // it is mine, is the next panel I will factor: a chunk of its own, spawned first so that it
   // starts before the rest (equal priorities start in spawn order). It stays at priority 0:
   // at high priority it ran before the next panel's update and factorisation and before the
@@ -152,10 +159,10 @@ long run_tasks(run_args& a) {
     if (k + 1 < npanels) block_columns(m, k + 1, lc_tr, la0, la1);
     const long rest0 = la1 > la0 ? la1 : lc_tr;
     if (rest0 >= m.nloc) return;
-    const long width = long(m.nb) * a.o.update_blocks;
     // Chunks: the first block alone, then `width` columns each.
     std::vector<std::pair<long, long>> chunks;
     const long first_end = std::min(m.nloc, (rest0 / m.nb + 1) * m.nb);
+    const long width = chunk_width(m.nloc - first_end);
     chunks.emplace_back(rest0, first_end);
     for (long c0 = first_end; c0 < m.nloc; c0 += width) chunks.emplace_back(c0, std::min(m.nloc, c0 + width));
     auto opts = [&](std::size_t i) {
