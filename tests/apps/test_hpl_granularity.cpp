@@ -28,8 +28,9 @@ TEST(HplGranularity, WidthIsWholeBlocksAndKeepsPackingWithinTheOverhead) {
         const long blocks = (cols + 127) / 128;
         // Packing within the overhead unless the workers need more, narrower tasks.
         const double narrowest = std::max(128.0, pack * (1 - update_overhead) / update_overhead);
-        if (static_cast<long>(double(cols) / narrowest) >= workers)
+        if (static_cast<long>(double(cols) / narrowest) >= workers) {
           EXPECT_LE(packing_share(pack, w), update_overhead * 1.0001) << pack << " " << cols << " " << workers;
+        }
         // A worker without a task only when there are fewer blocks than workers.
         EXPECT_GE(tasks_for(cols, w), std::min<long>(workers, blocks)) << pack << " " << cols << " " << workers;
       }
