@@ -106,6 +106,19 @@ void prepare(const A& a) {
   if constexpr (prepared_access<A>) a.hytask_prepare();
 }
 
+// Registers the accesses through ctx and submits its task; an access that throws leaves the
+// task to complete without running its body (abandon_spawn), and spawn rethrows.
+template <class... A>
+void register_and_submit(spawn_context& ctx, const A&... accesses) {
+  try {
+    (accesses.apply(ctx), ...);
+  } catch (...) {
+    abandon_spawn(ctx);
+    throw;
+  }
+  ctx.submit();
+}
+
 // A spawn with hytask::versioned accesses: the body receives the versions' pointers.
 template <class F, class... A>
 void spawn_versioned(task* t, F&& f, const A&... accesses) {
@@ -118,13 +131,7 @@ void spawn_versioned(task* t, F&& f, const A&... accesses) {
   begin_version_binding(t, stored_callable<body>(t)->slots,
                         (std::size_t{is_version_access_v<A>} + ...));
   spawn_context ctx(t);
-  try {
-    (accesses.apply(ctx), ...);
-  } catch (...) {
-    abandon_spawn(ctx);
-    throw;
-  }
-  ctx.submit();
+  register_and_submit(ctx, accesses...);
 }
 
 // Stores the body in t, registers its accesses (through a spawn_context even with none) and
@@ -137,13 +144,7 @@ void spawn_with_context(task* t, bool handle, F&& f, const A&... accesses) {
   emplace_callable(t, std::forward<F>(f));
   spawn_context ctx(t);
   if (handle) ctx.keep_for_handle();
-  try {
-    (accesses.apply(ctx), ...);
-  } catch (...) {
-    abandon_spawn(ctx);
-    throw;
-  }
-  ctx.submit();
+  register_and_submit(ctx, accesses...);
 }
 
 // Stores the body in t, registers its accesses and submits it.
@@ -157,13 +158,7 @@ void spawn_into(task* t, F&& f, const A&... accesses) {
       submit(t);
     } else {
       spawn_context ctx(t);
-      try {
-        (accesses.apply(ctx), ...);
-      } catch (...) {
-        abandon_spawn(ctx);  // an access refused: the task completes without running its body
-        throw;
-      }
-      ctx.submit();
+      register_and_submit(ctx, accesses...);
     }
   }
 }
