@@ -35,6 +35,34 @@ std::unique_ptr<hytask::event> spawn_iteration_marker(std::vector<char>& written
   return ev;
 }
 
+// The halo exchange of masteronly and commtask: with packed halos a send and a receive
+// buffer per face (empty otherwise), and the posting of one face's receive or send (packing
+// the send data first).
+struct halo_buffers {
+  std::vector<std::vector<double>> send, recv;
+  explicit halo_buffers(const domain& g) : send(g.faces.size()), recv(g.faces.size()) {
+    if (g.opts.halo != halo_mode::packed) return;
+    for (std::size_t i = 0; i < g.faces.size(); ++i) {
+      send[i].resize(static_cast<std::size_t>(g.faces[i].count));
+      recv[i].resize(static_cast<std::size_t>(g.faces[i].count));
+    }
+  }
+};
+
+mpi::request post_halo_recv(const domain& g, std::size_t i, double* src, halo_buffers& hb) {
+  const face& fc = g.faces[i];
+  if (g.opts.halo == halo_mode::packed)
+    return mpi::irecv(hb.recv[i].data(), static_cast<int>(fc.count), MPI_DOUBLE, fc.peer, fc.recv_tag, g.comm);
+  return mpi::irecv(src, 1, fc.recv_type, fc.peer, fc.recv_tag, g.comm);
+}
+
+mpi::request post_halo_send(const domain& g, std::size_t i, double* src, halo_buffers& hb) {
+  const face& fc = g.faces[i];
+  if (g.opts.halo != halo_mode::packed) return mpi::isend(src, 1, fc.send_type, fc.peer, fc.send_tag, g.comm);
+  g.pack(src, fc, hb.send[i].data());
+  return mpi::isend(hb.send[i].data(), static_cast<int>(fc.count), MPI_DOUBLE, fc.peer, fc.send_tag, g.comm);
+}
+
 }  // namespace
 
 // Rabenseifner and Wellein's masteronly on hytask, the run hytask-model reads (docs/model.md):
@@ -48,12 +76,7 @@ pass_result run_masteronly(const domain& g, const fields& f, const pass_args& a)
   init_fields(g, f);
   const bool packed = g.opts.halo == halo_mode::packed;
   const std::size_t nf = g.faces.size();
-  std::vector<std::vector<double>> sbuf(nf), rbuf(nf);
-  if (packed)
-    for (std::size_t i = 0; i < nf; ++i) {
-      sbuf[i].resize(static_cast<std::size_t>(g.faces[i].count));
-      rbuf[i].resize(static_cast<std::size_t>(g.faces[i].count));
-    }
+  halo_buffers hb(g);
   const box inner = g.inner();
   const std::vector<box> boundary = g.boundary();
   const int parts = std::max(1, a.threads);
@@ -66,23 +89,11 @@ pass_result run_masteronly(const domain& g, const fields& f, const pass_args& a)
     double* dst = f[k + 1];
     if (a.communicate) {
       reqs.clear();
-      for (std::size_t i = 0; i < nf; ++i) {
-        const face& fc = g.faces[i];
-        reqs.push_back(packed ? mpi::irecv(rbuf[i].data(), static_cast<int>(fc.count), MPI_DOUBLE, fc.peer, fc.recv_tag, g.comm)
-                              : mpi::irecv(src, 1, fc.recv_type, fc.peer, fc.recv_tag, g.comm));
-      }
-      for (std::size_t i = 0; i < nf; ++i) {
-        const face& fc = g.faces[i];
-        if (packed) {
-          g.pack(src, fc, sbuf[i].data());
-          reqs.push_back(mpi::isend(sbuf[i].data(), static_cast<int>(fc.count), MPI_DOUBLE, fc.peer, fc.send_tag, g.comm));
-        } else {
-          reqs.push_back(mpi::isend(src, 1, fc.send_type, fc.peer, fc.send_tag, g.comm));
-        }
-      }
+      for (std::size_t i = 0; i < nf; ++i) reqs.push_back(post_halo_recv(g, i, src, hb));
+      for (std::size_t i = 0; i < nf; ++i) reqs.push_back(post_halo_send(g, i, src, hb));
       mpi::waitall(reqs);  // no task exists yet: main only waits
       if (packed)
-        for (std::size_t i = 0; i < nf; ++i) g.unpack(src, g.faces[i], rbuf[i].data());
+        for (std::size_t i = 0; i < nf; ++i) g.unpack(src, g.faces[i], hb.recv[i].data());
     }
     for (int p = 0; p < parts; ++p)
       hytask::spawn({.name = "overlap:inner"}, [&g, &inner, src, dst, parts, p] { g.sweep(src, dst, split(inner, parts, p)); });
@@ -107,12 +118,7 @@ pass_result run_commtask(const domain& g, const fields& f, const pass_args& a) {
   const block_grid blocks(g);
   const bool packed = g.opts.halo == halo_mode::packed;
   const std::size_t nf = g.faces.size();
-  std::vector<std::vector<double>> sbuf(nf), rbuf(nf);
-  if (packed)
-    for (std::size_t i = 0; i < nf; ++i) {
-      sbuf[i].resize(static_cast<std::size_t>(g.faces[i].count));
-      rbuf[i].resize(static_cast<std::size_t>(g.faces[i].count));
-    }
+  halo_buffers hb(g);
   std::vector<char> halo_token(std::max<std::size_t>(nf, 1));  // "this face's halo is in"
   pass_result res;
   MPI_Barrier(g.comm);
@@ -124,22 +130,13 @@ pass_result run_commtask(const domain& g, const fields& f, const pass_args& a) {
     if (a.communicate) {
       for (std::size_t i = 0; i < nf; ++i) {
         const face& fc = g.faces[i];
-        mpi::request r = packed ? mpi::irecv(rbuf[i].data(), static_cast<int>(fc.count), MPI_DOUBLE, fc.peer, fc.recv_tag, g.comm)
-                                : mpi::irecv(src, 1, fc.recv_type, fc.peer, fc.recv_tag, g.comm);
+        mpi::request r = post_halo_recv(g, i, src, hb);
         // Unpacking (nothing, with datatypes) is the receive's finalize work.
-        hytask::spawn({.priority = 1, .name = "halo in"}, [&g, &fc, src, buf = rbuf[i].data(), packed] {
+        hytask::spawn({.priority = 1, .name = "halo in"}, [&g, &fc, src, buf = hb.recv[i].data(), packed] {
           if (packed) g.unpack(src, fc, buf);
         }, hytask::after(r), hytask::out(halo_token[i]));
       }
-      for (std::size_t i = 0; i < nf; ++i) {
-        const face& fc = g.faces[i];
-        if (packed) {
-          g.pack(src, fc, sbuf[i].data());
-          sends.push_back(mpi::isend(sbuf[i].data(), static_cast<int>(fc.count), MPI_DOUBLE, fc.peer, fc.send_tag, g.comm));
-        } else {
-          sends.push_back(mpi::isend(src, 1, fc.send_type, fc.peer, fc.send_tag, g.comm));
-        }
-      }
+      for (std::size_t i = 0; i < nf; ++i) sends.push_back(post_halo_send(g, i, src, hb));
     }
     std::vector<hytask::region_access> deps;
     for (std::size_t b = 0; b < blocks.boxes.size(); ++b) {
