@@ -87,3 +87,19 @@ function(hytask_add_test name)
   endforeach()
 endfunction()
 set(HYTASK_CHECK_EXIT ${PROJECT_SOURCE_DIR}/tests/check_exit.sh)
+
+# hytask_cli_tests(<program target> [ARGS <words>...]): the program's command line follows
+# tools/cli/command_line.hpp: --help prints its usage line and exits with 0; an unknown
+# option is a usage error (status 2) that names it and points at --help. ARGS come first
+# (a subcommand).
+function(hytask_cli_tests program)
+  cmake_parse_arguments(C "" "" "ARGS" ${ARGN})
+  get_target_property(shown ${program} OUTPUT_NAME)
+  if(NOT shown)
+    set(shown ${program})
+  endif()
+  hytask_add_test(cli.${program}.help COMMAND $<TARGET_FILE:${program}> ${C_ARGS} --help
+    EXPECT "usage: ${shown}" LABELS tools cli)
+  hytask_add_test(cli.${program}.unknown_option COMMAND $<TARGET_FILE:${program}> ${C_ARGS} --no-such-option
+    STATUS 2 EXPECT "unknown option '--no-such-option'\nrun '${shown}" LABELS tools cli)
+endfunction()

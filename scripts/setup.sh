@@ -17,7 +17,7 @@ HYTASK_BUILD_DIR="${HYTASK_BUILD_DIR:-$HYTASK_ROOT/build}"
 HYTASK_PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   libboost-context-dev libhwloc-dev
-  libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
+  libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev
   clang libomp-dev
   openmpi-bin libopenmpi-dev mpich libmpich-dev
   libopenblas-dev liblapacke-dev hpcc

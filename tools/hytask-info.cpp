@@ -4,28 +4,35 @@
 #include <cstring>
 #include <string>
 
+#include "command_line.hpp"
 #include "hytask/hytask.hpp"
 #include "affinity_report.hpp"
 #include "node/node_report.hpp"
 
 int main(int argc, char** argv) {
-  if (argc > 1 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
-    std::printf(
-        "usage: hytask-info [--node | --affinity]\n\n"
-        "Prints the hytask version, every HYTASK_* knob with its current value and source\n"
-        "(default, environment), and the topology the runtime detects.\n\n"
-        "  --node   prints instead the node table of every HYTASK_PROGRESS=node job running\n"
-        "           on this machine: its node agent, and for each local rank the pending\n"
-        "           operations and the agent's counters (wakes, futile, suppressed).\n"
-        "  --affinity  starts a runtime without MPI under the current HYTASK_* knobs and\n"
-        "           prints where its threads may run (HYTASK_DISPLAY_AFFINITY's report).\n");
-    return 0;
-  }
-  if (argc == 2 && std::strcmp(argv[1], "--node") == 0) {
+  bool node = false, affinity = false;
+  hytask_cli::command_line cli("hytask-info", "[--node | --affinity]",
+                               "Prints the hytask version, every HYTASK_* knob with its current value and source\n"
+                               "(default, environment), and the topology the runtime detects.");
+  cli.flag("--node", node,
+           "prints instead the node table of every HYTASK_PROGRESS=node job running\n"
+           "on this machine: its node agent, and for each local rank the pending\n"
+           "operations and the agent's counters (wakes, futile, suppressed)");
+  cli.flag("--affinity", affinity,
+           "starts a runtime without MPI under the current HYTASK_* knobs and\n"
+           "prints where its threads may run (HYTASK_DISPLAY_AFFINITY's report)");
+  cli.footer("Exit status: 0, or 2 on a usage error or an invalid HYTASK_* variable.");
+  const int parsed = hytask_cli::main_frame("hytask-info", [&] {
+    if (!cli.parse(argc, argv)) return 0;
+    if (node && affinity) throw hytask_cli::usage_error("--node and --affinity: give one of them");
+    return -1;
+  });
+  if (parsed >= 0) return parsed;
+  if (node) {
     std::fputs(hytask::node::describe_tables().c_str(), stdout);
     return 0;
   }
-  if (argc == 2 && std::strcmp(argv[1], "--affinity") == 0) {
+  if (affinity) {
     try {
       hytask::runtime rt(hytask::config{.mpi = hytask::mpi_use::off, .display_affinity = false});
       std::fputs(hytask::detail::affinity_report(rt.settings(), false, 0, 1).c_str(), stdout);
@@ -34,10 +41,6 @@ int main(int argc, char** argv) {
       return 2;
     }
     return 0;
-  }
-  if (argc > 1) {
-    std::fprintf(stderr, "hytask-info: unknown argument '%s' (try --help)\n", argv[1]);
-    return 2;
   }
   std::printf("hytask %s\n\n", hytask::version);
   try {

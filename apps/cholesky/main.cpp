@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "app_main.hpp"
 #include "app_support.hpp"
 #include "blas_report.hpp"
 #include "dgemm_peak.hpp"
@@ -98,31 +99,14 @@ void write_csv(const std::string& path, const options& o, const matrix& a, int t
 }
 
 int run(int argc, char** argv) {
-  options o;
-  try {
-    o = parse(argc, argv);
-  } catch (const usage_error& e) {
-    std::fprintf(stderr, "cholesky: %s\n\n%s", e.what(), usage_text());
-    return 2;
-  }
-  if (o.help) {
-    std::fputs(usage_text(), stdout);
-    return 0;
-  }
+  const std::optional<options> parsed = parse(argc, argv);
+  if (!parsed) return 0;  // --help
+  options o = *parsed;
   hytask_apps::blas_single_threaded();  // the ranks and the tasks are the parallelism
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  struct finalize {
-    ~finalize() { MPI_Finalize(); }
-  } at_exit;
-  int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  const bool root = rank == 0;
-  if (provided < MPI_THREAD_MULTIPLE) {
-    if (root) std::fprintf(stderr, "cholesky: this MPI does not provide MPI_THREAD_MULTIPLE (level %d)\n", provided);
-    return 1;
-  }
+  hytask_apps::mpi_job job("cholesky", argc, argv, MPI_THREAD_MULTIPLE, "cholesky needs MPI_THREAD_MULTIPLE");
+  if (!job.ok()) return 1;
+  const int size = job.size();
+  const bool root = job.root();
   if (!hytask_apps::choose_grid("cholesky", size, root, o.p, o.q)) return 2;
   const int threads = o.threads > 0 ? o.threads : hytask_apps::default_threads(MPI_COMM_WORLD);
   int status = 0;
@@ -209,11 +193,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const hytask::usage_error& e) {
-    return hytask_apps::fail("cholesky", e.what(), 2);
-  } catch (const std::exception& e) {
-    return hytask_apps::fail("cholesky", e.what(), 1);
-  }
+  return hytask_apps::app_main("cholesky", [&] { return run(argc, argv); });
 }

@@ -17,26 +17,8 @@ constexpr variant_name variant_names[] = {
     {variant::starpu, "starpu"},
 };
 
-long parse_int(const std::string& opt, const std::string& text, long lo, long hi) {
-  return hytask_apps::parse_int<usage_error>(opt, text, lo, hi);
-}
-
 std::vector<variant> parse_variants(const std::string& text) {
-  if (text == "all") {
-    std::vector<variant> out;
-    for (const auto& vn : variant_names)
-      if (built(vn.v)) out.push_back(vn.v);
-    return out;
-  }
-  return hytask_apps::parse_variant_list<usage_error>(
-      text, variant_names, "hytask, scalapack, starpu, all", [](const variant_name& vn) {
-        if (!built(vn.v))
-          throw usage_error("the variant '" + std::string(vn.name) + "' was not built here (" +
-                            (vn.v == variant::starpu
-                                 ? std::string("StarPU-MPI 1.3 is missing, or this build's MPI is not Open MPI, which Debian's StarPU-MPI uses: apt-get install libstarpu-dev")
-                                 : std::string("ScaLAPACK for this MPI is missing: apt-get install libscalapack-openmpi-dev or libscalapack-mpich-dev")) +
-                            ", then rebuild)");
-      });
+  return hytask_apps::parse_peer_variants(text, variant_names, built);
 }
 
 }  // namespace
@@ -47,49 +29,23 @@ const char* name(variant v) {
   return "?";
 }
 
-const char* usage_text() {
-  return "usage: cholesky [options]   (run under mpiexec; docs/cholesky.md)\n"
-         "  --variant LIST   hytask, scalapack, starpu, comma-separated, or all: those built (default)\n"
-         "  -N N             order of the matrix (default 4096)\n"
-         "  --nb NB          tile size, also ScaLAPACK's block size (default 256)\n"
-         "  -P P, -Q Q       process grid, P x Q = ranks (default: MPI_Dims_create's, P <= Q)\n"
-         "  --threads T      workers per rank, hytask and StarPU (default: cores / ranks on the node)\n"
-         "  --repeat R       runs of each variant, interleaved (default 1)\n"
-         "  --peak           also measure DGEMM on every rank at once (the machine's peak)\n"
-         "  --no-check       skip the residual check ||A - L L^T||_F / (||A||_F N eps)\n"
-         "  --sequential     hytask: also compare the factor with a sequential run of the same\n"
-         "                   kernels in the same order, bit for bit (needs the whole matrix per rank)\n"
-         "  --not-spd C      make the matrix indefinite at column C: every variant must report it\n"
-         "  --seed S         the matrix's seed (default 42)\n"
-         "  --csv PATH       also write the results as CSV (- for stdout)\n"
-         "Kernels are OpenBLAS's, single-threaded (cholesky sets this itself).\n";
-}
-
-options parse(int argc, char** argv) {
+std::optional<options> parse(int argc, char** argv) {
   options o;
   o.variants = parse_variants("all");
-  for (int i = 1; i < argc; ++i) {
-    const std::string opt = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw usage_error(opt + " needs a value");
-      return argv[++i];
-    };
-    if (opt == "--variant") o.variants = parse_variants(value());
-    else if (opt == "-N" || opt == "--n") o.n = parse_int(opt, value(), 1, 1L << 22);
-    else if (opt == "--nb") o.nb = static_cast<int>(parse_int(opt, value(), 1, 8192));
-    else if (opt == "-P") o.p = static_cast<int>(parse_int(opt, value(), 1, 1 << 20));
-    else if (opt == "-Q") o.q = static_cast<int>(parse_int(opt, value(), 1, 1 << 20));
-    else if (opt == "--threads") o.threads = static_cast<int>(parse_int(opt, value(), 1, 1024));
-    else if (opt == "--repeat") o.repeat = static_cast<int>(parse_int(opt, value(), 1, 1000));
-    else if (opt == "--peak") o.peak = true;
-    else if (opt == "--no-check") o.check = false;
-    else if (opt == "--sequential") o.sequential = true;
-    else if (opt == "--not-spd") o.not_spd = parse_int(opt, value(), 0, 1L << 22);
-    else if (opt == "--seed") o.seed = static_cast<std::uint64_t>(parse_int(opt, value(), 0, 1L << 62));
-    else if (opt == "--csv") o.csv = value();
-    else if (opt == "-h" || opt == "--help") o.help = true;
-    else throw usage_error("unknown option '" + opt + "'");
-  }
+  hytask_cli::command_line cli("cholesky", "[options]   (run under mpiexec; docs/cholesky.md)",
+                               "The tiled Cholesky factorisation A = L L^T on global dependencies, beside\n"
+                               "ScaLAPACK's pdpotrf and StarPU-MPI on the same matrix, tiles and owners.");
+  cli.custom("--variant", "LIST", [&](const std::string& v) { o.variants = parse_variants(v); },
+             "hytask, scalapack, starpu, comma-separated, or all: those built (default)");
+  hytask_apps::add_dense_options(cli, o, 8192, "tile size, also ScaLAPACK's block size", "MPI_Dims_create's, P <= Q",
+                                 "hytask and StarPU", "runs of each variant, interleaved");
+  cli.flag("--no-check", o.check, "skip the residual check ||A - L L^T||_F / (||A||_F N eps)", false);
+  cli.flag("--sequential", o.sequential,
+           "hytask: also compare the factor with a sequential run of the same\n"
+           "kernels in the same order, bit for bit (needs the whole matrix per rank)");
+  cli.integer("--not-spd", o.not_spd, 0, 1L << 22, "make the matrix indefinite at column C: every variant must report it");
+  cli.footer("Kernels are OpenBLAS's, single-threaded (cholesky sets this itself).");
+  if (!cli.parse(argc, argv)) return std::nullopt;
   if (o.not_spd >= o.n)
     throw usage_error("--not-spd " + std::to_string(o.not_spd) + ": the column must be below N (" +
                       std::to_string(o.n) + ")");

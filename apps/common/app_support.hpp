@@ -1,4 +1,4 @@
-// What the reference applications share: command-line integers and variant lists, the
+// What the reference applications share: variant lists on the command line, the
 // default number of workers per rank, the dense apps' process grid, ending the job on an error, and a counter-based random
 // number generator.
 #pragma once
@@ -7,12 +7,13 @@
 #include <sched.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cstdio>
 #include <cstdint>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "command_line.hpp"
 
 namespace hytask_apps {
 
@@ -29,22 +30,11 @@ inline int default_threads(MPI_Comm world) {
   return std::max(1, cores / local);
 }
 
-// `text` as an integer in lo..hi, or an Error naming the option and the range.
-template <class Error>
-long parse_int(const std::string& opt, const std::string& text, long lo, long hi) {
-  long v = 0;
-  const char* end = text.data() + text.size();
-  auto [p, ec] = std::from_chars(text.data(), end, v);
-  if (ec != std::errc() || p != end || v < lo || v > hi)
-    throw Error(opt + ": '" + text + "' is not an integer in " + std::to_string(lo) + ".." + std::to_string(hi));
-  return v;
-}
-
 // --variant's comma-separated list: the entries of `table` (each with .name and .v) named in
 // `text`, in its order. `use(entry)` is called for each before it is taken, to reject one
-// this build cannot run (by throwing). An unknown name or an empty list: an Error listing
+// this build cannot run (by throwing). An unknown name or an empty list: a usage_error listing
 // `known`, the accepted names.
-template <class Error, class Entry, std::size_t N, class Use>
+template <class Entry, std::size_t N, class Use>
 auto parse_variant_list(const std::string& text, const Entry (&table)[N], const char* known, Use use) {
   std::vector<decltype(table[0].v)> out;
   std::stringstream in(text);
@@ -57,16 +47,41 @@ auto parse_variant_list(const std::string& text, const Entry (&table)[N], const 
         out.push_back(e.v);
         found = true;
       }
-    if (!found) throw Error("unknown variant '" + item + "'; known: " + known);
+    if (!found) throw hytask_cli::usage_error("unknown variant '" + item + "'; known: " + known);
   }
-  if (out.empty()) throw Error(std::string("--variant: empty list; known: ") + known);
+  if (out.empty()) throw hytask_cli::usage_error(std::string("--variant: empty list; known: ") + known);
   return out;
 }
 
-// An error main did not handle: "<app>: <what>" on stderr, then the job ends with `status`
-// (MPI_Abort once MPI is up: the other ranks may be waiting for this one). Returns status.
+// cholesky's and qr's --variant: the names in `table` (hytask, scalapack, starpu), or all:
+// those `built` says this build has. A variant not built is a usage_error saying what to
+// install.
+template <class Entry, std::size_t N, class Built>
+auto parse_peer_variants(const std::string& text, const Entry (&table)[N], Built built) {
+  if (text == "all") {
+    std::vector<decltype(table[0].v)> out;
+    for (const Entry& e : table)
+      if (built(e.v)) out.push_back(e.v);
+    return out;
+  }
+  return parse_variant_list(text, table, "hytask, scalapack, starpu, all", [&](const Entry& e) {
+    if (built(e.v)) return;
+    const std::string name = e.name;
+    throw hytask_cli::usage_error(
+        "the variant '" + name + "' was not built here (" +
+        (name == "starpu" ? std::string("StarPU-MPI 1.3 is missing, or this build's MPI is not Open MPI, which "
+                                        "Debian's StarPU-MPI uses: apt-get install libstarpu-dev")
+                          : std::string("ScaLAPACK for this MPI is missing: apt-get install "
+                                        "libscalapack-openmpi-dev or libscalapack-mpich-dev")) +
+        ", then rebuild)");
+  });
+}
+
+// An error main did not handle: "<app>: <what>" on stderr (nothing when `what` is null: it
+// was said), then the job ends with `status` (MPI_Abort once MPI is up: the other ranks may
+// be waiting for this one). Returns status.
 inline int fail(const char* app, const char* what, int status) {
-  std::fprintf(stderr, "%s: %s\n", app, what);
+  if (what) std::fprintf(stderr, "%s: %s\n", app, what);
   std::fflush(stderr);
   int init = 0, done = 0;
   MPI_Initialized(&init);

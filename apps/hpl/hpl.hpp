@@ -10,10 +10,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "dense_options.hpp"
 #include "granularity.hpp"
 
 namespace hpl {
@@ -21,30 +23,19 @@ namespace hpl {
 enum class variant { simple, lookahead, tasks };
 const char* name(variant v);
 
-struct options {
+struct options : hytask_apps::dense_options {
+  options() { n = 2000, nb = 128; }
   std::vector<variant> variants;
-  long n = 2000;           // order of the system
-  int nb = 128;            // block size
-  int p = 0, q = 0;        // process grid; 0: P = 1, Q = ranks
   int window = 4;          // tasks: panels in flight at most (each costs one panel buffer)
   int update_blocks = 0;   // tasks: column blocks per update task; 0: from the measured DGEMM
-  int threads = 0;         // tasks: workers per rank; 0: cores of this process / ranks on its node
   double dilation = 0;     // f: each message of S bytes is followed by one of f*S bytes
   double noise_burst_ms = 0, noise_period_ms = 0;  // an extra thread per rank computing bursts
-  std::uint64_t seed = 42;
   bool singular = false;   // zero one column: the factorisation must report it
-  int repeat = 1;
-  bool peak = false;       // also measure DGEMM on every rank at once
-  std::string csv;         // file, or "-" for stdout
-  bool help = false;
 };
 
-// A problem with the command line: main prints it with the usage and exits with 2.
-struct usage_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-options parse(int argc, char** argv);
-const char* usage_text();
+using usage_error = hytask_cli::usage_error;
+// The command line; nothing when --help was asked for (and printed).
+std::optional<options> parse(int argc, char** argv);
 
 // The P x Q grid, row-major as HPL's default PMAP (rank = row * Q + col).
 struct grid {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "hpl.hpp"
+#include "app_main.hpp"
 #include "app_support.hpp"
 #include "blas_report.hpp"
 #include "dgemm_peak.hpp"
@@ -77,35 +78,16 @@ void write_csv(const std::string& path, const options& o, const grid& g, int thr
 }
 
 int run(int argc, char** argv) {
-  options o;
-  try {
-    o = parse(argc, argv);
-  } catch (const usage_error& e) {
-    std::fprintf(stderr, "hpl: %s\n\n%s", e.what(), usage_text());
-    return 2;
-  }
-  if (o.help) {
-    std::fputs(usage_text(), stdout);
-    return 0;
-  }
+  const std::optional<options> parsed = parse(argc, argv);
+  if (!parsed) return 0;  // --help
+  const options& o = *parsed;
   hytask_apps::blas_single_threaded();  // hytask (or the rank layout) provides the parallelism
   const bool any_tasks = std::find(o.variants.begin(), o.variants.end(), variant::tasks) != o.variants.end();
-  const int needed = any_tasks ? MPI_THREAD_MULTIPLE : MPI_THREAD_FUNNELED;
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, needed, &provided);
-  struct finalize {
-    ~finalize() { MPI_Finalize(); }
-  } at_exit;
-  int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  const bool root = rank == 0;
-  if (provided < needed) {
-    if (root)
-      std::fprintf(stderr, "hpl: the tasks variant needs MPI_THREAD_MULTIPLE; this MPI provides level %d\n",
-                   provided);
-    return 1;
-  }
+  hytask_apps::mpi_job job("hpl", argc, argv, any_tasks ? MPI_THREAD_MULTIPLE : MPI_THREAD_FUNNELED,
+                           "the tasks variant needs MPI_THREAD_MULTIPLE");
+  if (!job.ok()) return 1;
+  const int size = job.size();
+  const bool root = job.root();
   int P = o.p, Q = o.q;
   if (P == 0 && Q == 0) P = 1, Q = size;
   else if (P == 0) P = size % Q == 0 ? size / Q : 0;
@@ -209,9 +191,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const std::exception& e) {
-    return hytask_apps::fail("hpl", e.what(), 1);
-  }
+  return hytask_apps::app_main("hpl", [&] { return run(argc, argv); });
 }

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "app_main.hpp"
 #include "app_support.hpp"
 #include "hytask/hytask.hpp"
 #include "hytask/omp.hpp"
@@ -155,17 +156,9 @@ void print_model(const std::vector<row>& rows) {
 }
 
 int run(int argc, char** argv) {
-  options o;
-  try {
-    o = parse(argc, argv);
-  } catch (const usage_error& e) {
-    std::fprintf(stderr, "jacobi3d: %s\n\n%s", e.what(), usage_text());
-    return 2;
-  }
-  if (o.help) {
-    std::fputs(usage_text(), stdout);
-    return 0;
-  }
+  const std::optional<options> parsed = parse(argc, argv);
+  if (!parsed) return 0;  // --help
+  const options& o = *parsed;
   bool any_hytask = false, any_threads = false;
   for (variant v : o.variants) {
     any_hytask |= uses_hytask(v);
@@ -178,19 +171,9 @@ int run(int argc, char** argv) {
   const int needed = any_hytask || async_progress ? MPI_THREAD_MULTIPLE
                      : any_threads                 ? MPI_THREAD_FUNNELED
                                                    : MPI_THREAD_SINGLE;
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, needed, &provided);
-  struct finalize {
-    ~finalize() { MPI_Finalize(); }
-  } at_exit;
-  int world_rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-  if (provided < needed) {
-    if (world_rank == 0)
-      std::fprintf(stderr, "jacobi3d: the hytask variants need MPI_THREAD_MULTIPLE and the hybrid ones "
-                           "MPI_THREAD_FUNNELED; this MPI provides level %d\n", provided);
-    return 1;
-  }
+  hytask_apps::mpi_job job("jacobi3d", argc, argv, needed,
+                           "the hytask variants need MPI_THREAD_MULTIPLE and the hybrid ones MPI_THREAD_FUNNELED");
+  if (!job.ok()) return 1;
   const int threads = o.threads > 0 ? o.threads : default_threads(MPI_COMM_WORLD);
 
   std::unique_ptr<domain> g;
@@ -322,11 +305,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "jacobi3d: %s\n", e.what());
-    MPI_Abort(MPI_COMM_WORLD, 1);
-    return 1;
-  }
+  return hytask_apps::app_main("jacobi3d", [&] { return run(argc, argv); });
 }

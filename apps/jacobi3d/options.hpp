@@ -2,9 +2,12 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "command_line.hpp"
 
 namespace jacobi {
 
@@ -47,17 +50,14 @@ struct options {
   int threads = 0;                       // 0: cores available to this process / ranks on its node
   bool breakdown = true;                 // also time compute alone and communication alone
   std::string csv;                       // file, or "-" for stdout
-  bool help = false;
 
   int stencil_points() const { return 6 * radius; }
 };
 
-// A problem with the command line: main prints it and the usage, and exits with 2.
-struct usage_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+// A problem with the command line: main prints it and exits with 2.
+using usage_error = hytask_cli::usage_error;
 
-options parse(int argc, char** argv);
-const char* usage_text();
+// The command line; nothing when --help was asked for (and printed).
+std::optional<options> parse(int argc, char** argv);
 
 }  // namespace jacobi

@@ -14,10 +14,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "dense_options.hpp"
 #include "hytask/global.hpp"
 
 namespace qr {
@@ -27,28 +29,18 @@ const char* name(variant v);
 // Whether the variant was built (ScaLAPACK and StarPU-MPI are optional at build time).
 bool built(variant v);
 
-struct options {
+struct options : hytask_apps::dense_options {
+  options() { n = 4096, nb = 256; }
   std::vector<variant> variants;
   long m = 0;            // rows; 0: N (square)
-  long n = 4096;         // columns
-  int nb = 256;          // tile size, also ScaLAPACK's block size
   int ib = 32;           // inner block of the tile kernels (the T factors are IB × NB tiles)
-  int p = 0, q = 0;      // process grid; 0 and 0: MPI_Dims_create's, with P <= Q
-  int threads = 0;       // workers per rank; 0: cores of this process / ranks on its node
-  int repeat = 1;        // runs of each variant, interleaved
-  bool peak = false;     // also measure DGEMM on every rank at once
   bool check = true;     // residual and orthogonality of each variant's last run
   bool sequential = false;  // hytask, starpu: compare with a sequential run of the same kernels
-  std::uint64_t seed = 42;
-  std::string csv;       // file, or "-" for stdout
-  bool help = false;
 };
 
-struct usage_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-options parse(int argc, char** argv);
-const char* usage_text();
+using usage_error = hytask_cli::usage_error;
+// The command line; nothing when --help was asked for (and printed).
+std::optional<options> parse(int argc, char** argv);
 
 using matrix = hytask::tiled_matrix<double>;
 
