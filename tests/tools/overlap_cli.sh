@@ -12,7 +12,7 @@ expect_usage_error() {
   local err status
   err=$("$tool" "$@" 2>&1 >/dev/null); status=$?
   ((status == 2)) || fail "'$*' exited with $status, expected 2"
-  grep -q "^usage: hytask-overlap" <<<"$err" || fail "'$*' printed no usage text"
+  grep -q "^run 'hytask-overlap --help'" <<<"$err" || fail "'$*' did not point at --help"
   grep -q "^hytask-overlap: " <<<"$err" || fail "'$*' did not say what is wrong"
 }
 expect_usage_error --no-such-option

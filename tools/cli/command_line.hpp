@@ -150,15 +150,16 @@ class command_line {
   CLI::App& app() { return app_; }
 
   // Parses argv. True: run the program. False: --help was asked for and printed on stdout
-  // (exit with 0). A problem: usage_error naming it.
-  bool parse(int argc, char** argv) {
+  // (exit with 0); a program under an MPI launcher prints it from one rank (print_help).
+  // A problem: usage_error naming it.
+  bool parse(int argc, char** argv, bool print_help = true) {
     try {
       app_.parse(argc, argv);
     } catch (const CLI::CallForHelp&) {
-      std::fputs(app_.help().c_str(), stdout);
+      if (print_help) std::fputs(app_.help().c_str(), stdout);
       return false;
     } catch (const CLI::CallForAllHelp&) {
-      std::fputs(app_.help().c_str(), stdout);
+      if (print_help) std::fputs(app_.help().c_str(), stdout);
       return false;
     } catch (const CLI::ArgumentMismatch& e) {
       throw usage_error(needs_value(e.what()));

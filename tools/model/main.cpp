@@ -10,39 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "command_line.hpp"
 #include "model.hpp"
 #include "trace_phases.hpp"
 
 namespace {
 
 using namespace hytask::model;
-
-const char* usage_text() {
-  return R"(usage: hytask-model [--threads N] [--per-iteration] TRACE...
-
-Applies Rabenseifner and Wellein's model of hybrid MPI + threads programs to a hytask trace of
-a run in masteronly style (main communicates, then tasks compute), and predicts the gain of
-each scheme over it: funneled, serialized, multiple (m threads communicating),
-overlap-funnel-reserve, and hytask tasks.
-
-  TRACE        the HYTASK_TRACE value of the run (every rank's file, run.rank<r>.json, is
-               read), or the rank files themselves
-  --threads N  threads per rank n that the predictions assume (default: the hytask workers
-               in the trace)
-  --per-iteration
-               also print every iteration's time and fractions, per rank
-  --help       this text
-
-Mark the tasks whose work reads none of the iteration's messages by a name starting with
-"overlap:" (hytask::spawn({.name = "overlap:inner"}, ...)): they are f_comp,overlap; every
-other task is f_comp,non. An iteration runs from an MPI post that follows compute to the next
-such post. See docs/model.md.
-)";
-}
-
-struct usage_error {
-  std::string what;
-};
 
 std::string pct(double v) {
   char b[32];
@@ -54,35 +28,30 @@ int run(int argc, char** argv) {
   int threads = 0;
   bool per_iteration = false;
   std::vector<std::string> args;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::fputs(usage_text(), stdout);
-      return 0;
-    }
-    if (a == "--threads" || a.rfind("--threads=", 0) == 0) {
-      std::string v;
-      if (a == "--threads") {
-        if (i + 1 >= argc) throw usage_error{"--threads needs a number of threads per rank (2 or more)"};
-        v = argv[++i];
-      } else {
-        v = a.substr(10);
-      }
-      char* end = nullptr;
-      const long n = std::strtol(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0' || n < 2 || n > 4096)
-        throw usage_error{"--threads '" + v + "': expected an integer from 2 to 4096 (the model needs a thread to compute besides one that communicates)"};
-      threads = static_cast<int>(n);
-      continue;
-    }
-    if (a == "--per-iteration") {
-      per_iteration = true;
-      continue;
-    }
-    if (a.rfind("--", 0) == 0) throw usage_error{"unknown option '" + a + "'"};
-    args.push_back(a);
-  }
-  if (args.empty()) throw usage_error{"no trace given"};
+  hytask_cli::command_line cli(
+      "hytask-model", "[--threads N] [--per-iteration] TRACE...",
+      "Applies Rabenseifner and Wellein's model of hybrid MPI + threads programs to a hytask trace of\n"
+      "a run in masteronly style (main communicates, then tasks compute), and predicts the gain of\n"
+      "each scheme over it: funneled, serialized, multiple (m threads communicating),\n"
+      "overlap-funnel-reserve, and hytask tasks.");
+  cli.positionals("TRACE", args,
+                  "the HYTASK_TRACE value of the run (every rank's file, run.rank<r>.json, is\n"
+                  "read), or the rank files themselves");
+  cli.custom("--threads", "N", [&](const std::string& v) {
+    char* end = nullptr;
+    const long n = std::strtol(v.c_str(), &end, 10);
+    if (v.empty() || *end != '\0' || n < 2 || n > 4096)
+      throw hytask_cli::usage_error("--threads '" + v + "': expected an integer from 2 to 4096 (the model needs a thread "
+                                    "to compute besides one that communicates)");
+    threads = static_cast<int>(n);
+  }, "threads per rank n that the predictions assume (default: the hytask workers\nin the trace)");
+  cli.flag("--per-iteration", per_iteration, "also print every iteration's time and fractions, per rank");
+  cli.footer("Mark the tasks whose work reads none of the iteration's messages by a name starting with\n"
+             "\"overlap:\" (hytask::spawn({.name = \"overlap:inner\"}, ...)): they are f_comp,overlap; every\n"
+             "other task is f_comp,non. An iteration runs from an MPI post that follows compute to the next\n"
+             "such post. See docs/model.md.");
+  if (!cli.parse(argc, argv)) return 0;
+  if (args.empty()) throw hytask_cli::usage_error("no trace given");
 
   std::vector<std::string> files;
   for (const std::string& a : args)
@@ -215,8 +184,8 @@ int run(int argc, char** argv) {
 int main(int argc, char** argv) {
   try {
     return run(argc, argv);
-  } catch (const usage_error& e) {
-    std::fprintf(stderr, "hytask-model: %s (try --help)\n", e.what.c_str());
+  } catch (const hytask_cli::usage_error& e) {
+    std::fputs(hytask_cli::error_text("hytask-model", e.what()).c_str(), stderr);
     return 2;
   } catch (const trace_error& e) {
     std::fprintf(stderr, "hytask-model: %s\n", e.what());

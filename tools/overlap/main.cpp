@@ -52,7 +52,7 @@ std::string flavour(const std::string& library) {
 
 int usage_failure(const std::string& message) {
   if (launcher_rank_zero())
-    std::fprintf(stderr, "hytask-overlap: %s\n\n%s", message.c_str(), overlap::usage_text());
+    std::fputs(hytask_cli::error_text("hytask-overlap", message).c_str(), stderr);
   return 2;
 }
 
@@ -93,13 +93,11 @@ unsigned distinct_network_namespaces(int size) {
 int main(int argc, char** argv) {
   overlap::options opt;
   try {
-    opt = overlap::parse(argc, argv);
+    std::optional<overlap::options> parsed = overlap::parse(argc, argv, launcher_rank_zero());
+    if (!parsed) return 0;  // --help
+    opt = std::move(*parsed);
   } catch (const overlap::usage_error& e) {
     return usage_failure(e.what());
-  }
-  if (opt.help) {
-    if (launcher_rank_zero()) std::fputs(overlap::usage_text(), stdout);
-    return 0;
   }
   if (!opt.merge.empty()) {  // no MPI: combine earlier runs
     try {

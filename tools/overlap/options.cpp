@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "command_line.hpp"
 #include "hytask/config.hpp"
 
 namespace overlap {
@@ -45,75 +46,11 @@ std::string options::layout() const {
   return "vector:" + std::to_string(block) + ":" + std::to_string(stride);
 }
 
-const char* usage_text() {
-  return R"(usage: hytask-overlap [options]                 (under an MPI launcher, an even number of ranks)
-       hytask-overlap --merge A.json [B.json ...] [--csv F] [--json F] [--plot F]
-
-Measures how much a non-blocking exchange overlaps computation, per message size, with
-plain MPI, with MPI's own progress thread, and with hytask (compute in tasks, communication
-through hytask::mpi) under each HYTASK_PROGRESS policy. Ranks pair up across the two halves
-of the world ordered by node (with two nodes, every pair spans them) and exchange messages
-both ways (as Buettner's benchmark does), or one way (--order). Per size it reports
-the overlap ratio of Kumar's thesis (Eq. 4.2), the latency T_lat and its overhead over plain MPI,
-the compute speed while communication is pending, when the program saw the exchange
-complete and when the data arrived in its buffers (seen by the compute, without MPI), CPU
-time per wall time, the cores each node spent on progress threads, resident memory, and the
-node agent's counters. Run it across nodes, e.g.
-  scripts/cluster.sh run --mpi openmpi -n 2 -- build/tools/hytask-overlap --sizes 1M:16M
-
-what to run:
-  --modes LIST      comma-separated, from: mpi, mpi-progress, hytask-workers, hytask-thread,
-                    hytask-none, hytask-node (default: mpi,hytask-workers,hytask-thread,
-                    hytask-none).
-                    mpi-progress (MPICH only) switches on MPICH_ASYNC_PROGRESS for the whole
-                    process, so it must run alone; merge its JSON with --merge.
-  --sizes LIST      message sizes: 1M,4M or ranges of powers of two, 64K:16M (default 64K:16M)
-  --patterns LIST   sync, async, async:X (X progress opportunities spread through the
-                    compute: MPI_Testall in plain MPI, task boundaries in hytask; default async)
-  --order O         exchange: both directions at once (default); receiver-first: the lower
-                    half sends, --delay-us after the upper half has posted its receives and
-                    started computing; sender-first: the upper half posts its receives
-                    --delay-us after the sends (Kumar, Fig. 4.5). One-way orders time
-                    the receivers only.
-  --delay-us U      the late side's delay in one-way orders (default 200)
-  --partners N      partners per rank, in the other half of the ranks (default 1)
-  --messages N      messages per partner and direction (default 1)
-  --layout L        contiguous, or vector:BLOCK:STRIDE (MPI_Type_vector, in doubles)
-  --steps LIST      the compute per measurement as fractions of T_lat: 0.5,1.1 or a range
-                    FROM:TO:STEP (default 0.1:1.1:0.1, Kumar's overlap). Steps from 1.5
-                    on also give Kumar's progression: when the data had arrived beside a
-                    compute longer than the exchange (e.g. --steps 1.5:3:0.1)
-  --iters N         iterations per measurement (default 10)
-  --min-time S      at least S seconds per measurement, for small messages (default 0.05)
-  --tasks N         compute tasks per ASYNC iteration in hytask modes (default 32)
-  --task-us U       instead, compute tasks of U microseconds each (as many as the compute
-                    needs, at least one)
-
-output (rank 0):
-  a table on stdout, and a progress line on stderr (--quiet: none)
-  --csv FILE        one row per mode, pattern and size
-  --json FILE       the same, with the options and every step of the T_syn sweep
-  --plot FILE.png   overlap against message size, one line per mode (needs gnuplot)
-
-The compute is a fixed number of stencil sweeps whose cost is measured once, before MPI
-starts, so a thread that steals cycles from it shows as lower compute speed and overlap.
-HYTASK_* variables configure the hytask runtime as usual (HYTASK_THREADS: workers per rank).
-Exit status: 0 on success, 2 on a usage error, 1 on any other failure.
-)";
-}
-
 namespace {
 
 [[noreturn]] void bad(const std::string& what) { throw usage_error(what); }
 
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::string cur;
-  std::istringstream in(s);
-  while (std::getline(in, cur, sep)) out.push_back(cur);
-  if (!s.empty() && s.back() == sep) out.emplace_back();
-  return out;
-}
+using hytask_cli::split;
 
 unsigned positive(const std::string& opt, const std::string& text, unsigned max = 1u << 30) {
   char* end = nullptr;
@@ -235,59 +172,86 @@ void parse_layout(options& o, const std::string& text) {
 
 }  // namespace
 
-options parse(int argc, char** argv) {
+std::optional<options> parse(int argc, char** argv, bool print_help) {
   options o;
   o.modes = parse_modes("mpi,hytask-workers,hytask-thread,hytask-none");
   o.sizes = parse_sizes("64K:16M");
   o.patterns = parse_patterns("async");
   o.steps = parse_steps("0.1:1.1:0.1");
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i], value;
-    auto eq = a.find('=');
-    bool has_inline = a.rfind("--", 0) == 0 && eq != std::string::npos;
-    if (has_inline) {
-      value = a.substr(eq + 1);
-      a = a.substr(0, eq);
-    }
-    auto next = [&]() -> std::string {
-      if (has_inline) return value;
-      if (i + 1 >= argc) bad(a + " needs a value");
-      return argv[++i];
-    };
-    if (a == "-h" || a == "--help") o.help = true;
-    else if (a == "--modes") o.modes = parse_modes(next());
-    else if (a == "--sizes") o.sizes = parse_sizes(next());
-    else if (a == "--patterns") o.patterns = parse_patterns(next());
-    else if (a == "--steps") o.steps = parse_steps(next());
-    else if (a == "--order") {
-      const std::string v = next();
-      if (v == "exchange") o.direction = order::exchange;
-      else if (v == "receiver-first") o.direction = order::receiver_first;
-      else if (v == "sender-first") o.direction = order::sender_first;
-      else bad("--order '" + v + "': use exchange, receiver-first or sender-first");
-    } else if (a == "--delay-us") {
-      o.delay_us = number(a, next());
-      if (o.delay_us > 1e6) bad("--delay-us must be at most 1000000 microseconds");
-    }
-    else if (a == "--partners") o.partners = positive(a, next(), 4096);
-    else if (a == "--messages") o.messages = positive(a, next(), 4096);
-    else if (a == "--layout") parse_layout(o, next());
-    else if (a == "--iters") o.iters = positive(a, next(), 1000000);
-    else if (a == "--min-time") o.min_time = number(a, next());
-    else if (a == "--tasks") o.tasks = positive(a, next(), 100000);
-    else if (a == "--task-us") {
-      o.task_us = number(a, next());
-      if (o.task_us < 1 || o.task_us > 1e7) bad("--task-us must be from 1 to 10000000 microseconds");
-    }
-    else if (a == "--csv") o.csv = next();
-    else if (a == "--json") o.json = next();
-    else if (a == "--plot") o.plot = next();
-    else if (a == "--quiet") o.quiet = true;
-    else if (a == "--merge") {
-      while (i + 1 < argc && argv[i + 1][0] != '-') o.merge.emplace_back(argv[++i]);
-      if (o.merge.empty()) bad("--merge needs at least one JSON file");
-    } else bad("unknown argument '" + std::string(argv[i]) + "'");
-  }
+  hytask_cli::command_line cli(
+      "hytask-overlap",
+      "[options]                 (under an MPI launcher, an even number of ranks)\n"
+      "       hytask-overlap --merge A.json [B.json ...] [--csv F] [--json F] [--plot F]",
+      "Measures how much a non-blocking exchange overlaps computation, per message size, with\n"
+      "plain MPI, with MPI's own progress thread, and with hytask (compute in tasks, communication\n"
+      "through hytask::mpi) under each HYTASK_PROGRESS policy. Ranks pair up across the two halves\n"
+      "of the world ordered by node (with two nodes, every pair spans them) and exchange messages\n"
+      "both ways (as Buettner's benchmark does), or one way (--order). Per size it reports\n"
+      "the overlap ratio of Kumar's thesis (Eq. 4.2), the latency T_lat and its overhead over plain MPI,\n"
+      "the compute speed while communication is pending, when the program saw the exchange\n"
+      "complete and when the data arrived in its buffers (seen by the compute, without MPI), CPU\n"
+      "time per wall time, the cores each node spent on progress threads, resident memory, and the\n"
+      "node agent's counters. Run it across nodes, e.g.\n"
+      "  scripts/cluster.sh run --mpi openmpi -n 2 -- build/tools/hytask-overlap --sizes 1M:16M");
+  cli.custom("--modes", "LIST", [&](const std::string& v) { o.modes = parse_modes(v); },
+             "comma-separated, from: mpi, mpi-progress, hytask-workers, hytask-thread,\n"
+             "hytask-none, hytask-node (default: mpi,hytask-workers,hytask-thread,\n"
+             "hytask-none).\n"
+             "mpi-progress (MPICH only) switches on MPICH_ASYNC_PROGRESS for the whole\n"
+             "process, so it must run alone; merge its JSON with --merge.");
+  cli.custom("--sizes", "LIST", [&](const std::string& v) { o.sizes = parse_sizes(v); },
+             "message sizes: 1M,4M or ranges of powers of two, 64K:16M (default 64K:16M)");
+  cli.custom("--patterns", "LIST", [&](const std::string& v) { o.patterns = parse_patterns(v); },
+             "sync, async, async:X (X progress opportunities spread through the\n"
+             "compute: MPI_Testall in plain MPI, task boundaries in hytask; default async)");
+  cli.custom("--order", "O", [&](const std::string& v) {
+    if (v == "exchange") o.direction = order::exchange;
+    else if (v == "receiver-first") o.direction = order::receiver_first;
+    else if (v == "sender-first") o.direction = order::sender_first;
+    else bad("--order '" + v + "': use exchange, receiver-first or sender-first");
+  }, "exchange: both directions at once (default); receiver-first: the lower\n"
+     "half sends, --delay-us after the upper half has posted its receives and\n"
+     "started computing; sender-first: the upper half posts its receives\n"
+     "--delay-us after the sends (Kumar, Fig. 4.5). One-way orders time\n"
+     "the receivers only.");
+  cli.custom("--delay-us", "U", [&](const std::string& v) {
+    o.delay_us = number("--delay-us", v);
+    if (o.delay_us > 1e6) bad("--delay-us must be at most 1000000 microseconds");
+  }, "the late side's delay in one-way orders (default 200)");
+  cli.custom("--partners", "N", [&](const std::string& v) { o.partners = positive("--partners", v, 4096); },
+             "partners per rank, in the other half of the ranks (default 1)");
+  cli.custom("--messages", "N", [&](const std::string& v) { o.messages = positive("--messages", v, 4096); },
+             "messages per partner and direction (default 1)");
+  cli.custom("--layout", "L", [&](const std::string& v) { parse_layout(o, v); },
+             "contiguous, or vector:BLOCK:STRIDE (MPI_Type_vector, in doubles)");
+  cli.custom("--steps", "LIST", [&](const std::string& v) { o.steps = parse_steps(v); },
+             "the compute per measurement as fractions of T_lat: 0.5,1.1 or a range\n"
+             "FROM:TO:STEP (default 0.1:1.1:0.1, Kumar's overlap). Steps from 1.5\n"
+             "on also give Kumar's progression: when the data had arrived beside a\n"
+             "compute longer than the exchange (e.g. --steps 1.5:3:0.1)");
+  cli.custom("--iters", "N", [&](const std::string& v) { o.iters = positive("--iters", v, 1000000); },
+             "iterations per measurement (default 10)");
+  cli.custom("--min-time", "S", [&](const std::string& v) { o.min_time = number("--min-time", v); },
+             "at least S seconds per measurement, for small messages (default 0.05)");
+  cli.custom("--tasks", "N", [&](const std::string& v) { o.tasks = positive("--tasks", v, 100000); },
+             "compute tasks per ASYNC iteration in hytask modes (default 32)");
+  cli.custom("--task-us", "U", [&](const std::string& v) {
+    o.task_us = number("--task-us", v);
+    if (o.task_us < 1 || o.task_us > 1e7) bad("--task-us must be from 1 to 10000000 microseconds");
+  }, "instead, compute tasks of U microseconds each (as many as the compute\n"
+     "needs, at least one)");
+  cli.text("--csv", o.csv, "one row per mode, pattern and size (rank 0)", "FILE");
+  cli.text("--json", o.json, "the same, with the options and every step of the T_syn sweep", "FILE");
+  cli.text("--plot", o.plot, "overlap against message size, one line per mode (needs gnuplot)", "FILE.png");
+  cli.flag("--quiet", o.quiet, "no progress line on stderr");
+  cli.app().add_option("--merge", o.merge, "combine the JSON files of earlier runs (no MPI)")->type_name("A.json ...");
+  cli.footer(
+      "Output (rank 0): a table on stdout, and a progress line on stderr (--quiet: none).\n"
+      "The compute is a fixed number of stencil sweeps whose cost is measured once, before MPI\n"
+      "starts, so a thread that steals cycles from it shows as lower compute speed and overlap.\n"
+      "HYTASK_* variables configure the hytask runtime as usual (HYTASK_THREADS: workers per rank).\n"
+      "Exit status: 0 on success, 2 on a usage error, 1 on any other failure.");
+  if (!cli.parse(argc, argv, print_help)) return std::nullopt;
   if (o.block != 0)
     for (std::size_t s : o.sizes)
       if (s % (o.block * sizeof(double)) != 0)

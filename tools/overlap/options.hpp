@@ -3,8 +3,11 @@
 
 #include <cstddef>
 #include <stdexcept>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "command_line.hpp"
 
 namespace overlap {
 
@@ -50,17 +53,14 @@ struct options {
   std::string csv, json, plot;
   std::vector<std::string> merge;      // --merge: JSON files of earlier runs
   bool quiet = false;
-  bool help = false;
 
   std::string layout() const;  // "contiguous" or "vector:BLOCK:STRIDE"
 };
 
-// A problem with the command line: main prints it with the usage text and exits with 2.
-struct usage_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+// A problem with the command line: main prints it and exits with 2.
+using usage_error = hytask_cli::usage_error;
 
-options parse(int argc, char** argv);
-const char* usage_text();
+// The command line; nothing when --help was asked for (printed when `print_help`: rank 0).
+std::optional<options> parse(int argc, char** argv, bool print_help);
 
 }  // namespace overlap

@@ -11,10 +11,13 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <optional>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "blas_report.hpp"
+#include "command_line.hpp"
 #include "kernels.hpp"
 #include "simulator.hpp"
 
@@ -22,40 +25,7 @@ namespace {
 
 using namespace hytask::sim;
 
-const char* usage_text() {
-  return R"(usage: hytask-sim cholesky|qr [options]
-  --ranks LIST          simulated ranks, e.g. 1,4,16,64 (default 1,2,4); grid P x Q with P <= Q,
-                        as MPI_Dims_create makes it (or --grid PxQ for one run)
-  --grid PxQ            one run on this grid
-  --n N                 the matrix order (default 4096), the same at every rank count
-  --n-per-rank N0       weak scaling instead: N = N0 * sqrt(ranks), down to a multiple of NB
-  --m M                 qr: rows (default N)
-  --nb NB               tile size (default 256)          --ib IB     qr's inner block (default 32)
-  --workers W           workers per rank, main included (default 1)
-  --host-cores C        every rank on one machine of C cores, rank r on core r mod C (processor
-                        sharing), as the cluster in a box on a small machine; default: a core each
-  --network box|ib      LogGP preset: box = the cluster in a box (1 Gbit/s veth, TCP: L 40 us,
-                        o 3 us), ib = EDR InfiniBand (L 1 us, o 0.5 us, 12 GB/s); default box
-  --latency-us L --overhead-us O --gbits B    override the preset
-  --eager-bytes E       tiles above E bytes go by rendezvous (box: 65536, Open MPI's TCP
-                        eager limit; ib: 8192)
-  --pipeline-bytes B    a tile crosses in pieces of B bytes, each taken by a poll of the
-                        receiver and followed by one of the sender (box: 131072; ib: 0, at once)
-  --rendezvous handshake|get   handshake: the owner sends once it has polled the go-ahead
-                        (TCP, box); get: the accessor reads the tile (RDMA, ib)
-  --window W            active phases (default 8, HYTASK_GLOBAL_WINDOW)
-  --spawn-us S          main's time per spawned task (default 2)
-  --backstop-us B       a busy rank's messages wait at most this long (default 500)
-  --kernel-seconds LIST NAME=SECONDS,... instead of measuring those kernels
-  --calibrate-threads T kernels timed on T threads at once (default: the cores here)
-  --reps R              timed runs of each kernel per thread (default 10)
-  -h, --help            this text
-)";
-}
-
-struct usage_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+using hytask_cli::usage_error;
 
 long number(const char* opt, const char* s, long lo, long hi) {
   char* end = nullptr;
@@ -95,66 +65,70 @@ struct options {
   std::string rendezvous;
 };
 
-options parse(int argc, char** argv) {
+// The command line; nothing when --help was asked for (and printed).
+std::optional<options> parse(int argc, char** argv) {
   options o;
-  if (argc < 2) throw usage_error("give the application: cholesky or qr");
-  int at = 1;
-  if (std::strcmp(argv[1], "-h") == 0 || std::strcmp(argv[1], "--help") == 0) {
-    std::fputs(usage_text(), stdout);
-    std::exit(0);
-  }
-  o.app = argv[at++];
+  hytask_cli::command_line cli("hytask-sim", "cholesky|qr [options]",
+                               "Runs the apps' task graphs on simulated ranks: the library's scheduler and global\n"
+                               "dependencies with a LogGP network and kernels timed here (docs/scale.md).");
+  cli.text("APP", o.app, "the application: cholesky or qr", "cholesky|qr")->required(false);
+  auto integer = [&](const char* names, auto& value, long lo, long hi, const char* help) {
+    const std::string opt = std::string(names).substr(0, std::string(names).find(','));
+    cli.custom(names, "N", [&value, opt, lo, hi](const std::string& v) {
+      value = static_cast<std::remove_reference_t<decltype(value)>>(number(opt.c_str(), v.c_str(), lo, hi));
+    }, help);
+  };
+  auto decimal = [&](const char* name, double& value, double lo, const char* help) {
+    cli.custom(name, "X", [&value, name, lo](const std::string& v) { value = real(name, v.c_str(), lo); }, help);
+  };
+  cli.custom("--ranks", "LIST", [&](const std::string& v) {
+    o.ranks.clear();
+    for (const std::string& item : hytask_cli::split(v, ','))
+      o.ranks.push_back(static_cast<int>(number("--ranks", item.c_str(), 1, 1 << 20)));
+  }, "simulated ranks, e.g. 1,4,16,64 (default 1,2,4); grid P x Q with P <= Q,\n"
+     "as MPI_Dims_create makes it (or --grid PxQ for one run)");
+  cli.custom("--grid", "PxQ", [&](const std::string& v) {
+    if (std::sscanf(v.c_str(), "%dx%d", &o.fixed.p, &o.fixed.q) != 2 || o.fixed.p < 1 || o.fixed.q < 1)
+      throw usage_error("--grid '" + v + "': expected PxQ, e.g. 2x2");
+    o.ranks = {o.fixed.p * o.fixed.q};
+  }, "one run on this grid");
+  integer("--n", o.n, 1, 1L << 40, "the matrix order (default 4096), the same at every rank count");
+  integer("--n-per-rank", o.n_per_rank, 1, 1L << 40,
+          "weak scaling instead: N = N0 * sqrt(ranks), down to a multiple of NB");
+  integer("--m", o.m, 1, 1L << 40, "qr: rows (default N)");
+  integer("--nb", o.nb, 1, 1 << 16, "tile size (default 256)");
+  integer("--ib", o.ib, 1, 1 << 16, "qr's inner block (default 32)");
+  integer("--workers", o.workers, 1, 4096, "workers per rank, main included (default 1)");
+  integer("--host-cores", o.host_cores, 0, 1 << 20,
+          "every rank on one machine of C cores, rank r on core r mod C (processor\n"
+          "sharing), as the cluster in a box on a small machine; default: a core each");
+  cli.custom("--network", "box|ib", [&](const std::string& v) {
+    if (v != "box" && v != "ib") throw usage_error("--network '" + v + "': box or ib");
+    o.network = v;
+  }, "LogGP preset: box = the cluster in a box (1 Gbit/s veth, TCP: L 40 us,\n"
+     "o 3 us), ib = EDR InfiniBand (L 1 us, o 0.5 us, 12 GB/s); default box");
+  decimal("--latency-us", o.latency_us, 0, "override the preset's latency L");
+  decimal("--overhead-us", o.overhead_us, 0, "override the preset's overhead o");
+  decimal("--gbits", o.gbits, 1e-6, "override the preset's bandwidth");
+  integer("--eager-bytes", o.eager, 0, 1L << 40,
+          "tiles above E bytes go by rendezvous (box: 65536, Open MPI's TCP\neager limit; ib: 8192)");
+  integer("--pipeline-bytes", o.pipeline, 0, 1L << 40,
+          "a tile crosses in pieces of B bytes, each taken by a poll of the\n"
+          "receiver and followed by one of the sender (box: 131072; ib: 0, at once)");
+  cli.custom("--rendezvous", "handshake|get", [&](const std::string& v) {
+    if (v != "handshake" && v != "get") throw usage_error("--rendezvous '" + v + "': handshake or get");
+    o.rendezvous = v;
+  }, "handshake: the owner sends once it has polled the go-ahead\n"
+     "(TCP, box); get: the accessor reads the tile (RDMA, ib)");
+  integer("--window", o.window, 1, 1 << 20, "active phases (default 8, HYTASK_GLOBAL_WINDOW)");
+  decimal("--spawn-us", o.spawn_us, 0, "main's time per spawned task (default 2)");
+  decimal("--backstop-us", o.backstop_us, 0, "a busy rank's messages wait at most this long (default 500)");
+  cli.text("--kernel-seconds", o.kernel_seconds, "NAME=SECONDS,... instead of measuring those kernels", "LIST");
+  integer("--calibrate-threads", o.threads, 1, 4096, "kernels timed on T threads at once (default: the cores here)");
+  integer("--reps", o.reps, 1, 1 << 20, "timed runs of each kernel per thread (default 10)");
+  if (!cli.parse(argc, argv)) return std::nullopt;
+  if (o.app.empty()) throw usage_error("give the application: cholesky or qr");
   if (o.app != "cholesky" && o.app != "qr") throw usage_error("unknown application '" + o.app + "': cholesky or qr");
-  for (; at < argc; ++at) {
-    const std::string a = argv[at];
-    if (a == "-h" || a == "--help") {
-      std::fputs(usage_text(), stdout);
-      std::exit(0);
-    }
-    if (at + 1 >= argc) throw usage_error(a + " needs a value (or is unknown: see --help)");
-    const char* v = argv[++at];
-    if (a == "--ranks") {
-      o.ranks.clear();
-      for (const char* s = v; *s;) {
-        const char* comma = std::strchr(s, ',');
-        const std::string item = comma ? std::string(s, comma) : std::string(s);
-        o.ranks.push_back(static_cast<int>(number("--ranks", item.c_str(), 1, 1 << 20)));
-        s = comma ? comma + 1 : s + item.size();
-      }
-    } else if (a == "--grid") {
-      if (std::sscanf(v, "%dx%d", &o.fixed.p, &o.fixed.q) != 2 || o.fixed.p < 1 || o.fixed.q < 1)
-        throw usage_error(std::string("--grid '") + v + "': expected PxQ, e.g. 2x2");
-      o.ranks = {o.fixed.p * o.fixed.q};
-    } else if (a == "--n") o.n = number("--n", v, 1, 1L << 40);
-    else if (a == "--n-per-rank") o.n_per_rank = number("--n-per-rank", v, 1, 1L << 40);
-    else if (a == "--m") o.m = number("--m", v, 1, 1L << 40);
-    else if (a == "--nb") o.nb = static_cast<int>(number("--nb", v, 1, 1 << 16));
-    else if (a == "--ib") o.ib = static_cast<int>(number("--ib", v, 1, 1 << 16));
-    else if (a == "--workers") o.workers = static_cast<int>(number("--workers", v, 1, 4096));
-    else if (a == "--host-cores") o.host_cores = static_cast<int>(number("--host-cores", v, 0, 1 << 20));
-    else if (a == "--window") o.window = static_cast<int>(number("--window", v, 1, 1 << 20));
-    else if (a == "--calibrate-threads") o.threads = static_cast<int>(number("--calibrate-threads", v, 1, 4096));
-    else if (a == "--reps") o.reps = static_cast<int>(number("--reps", v, 1, 1 << 20));
-    else if (a == "--network") {
-      o.network = v;
-      if (o.network != "box" && o.network != "ib") throw usage_error("--network '" + o.network + "': box or ib");
-    } else if (a == "--latency-us") o.latency_us = real("--latency-us", v, 0);
-    else if (a == "--overhead-us") o.overhead_us = real("--overhead-us", v, 0);
-    else if (a == "--gbits") o.gbits = real("--gbits", v, 1e-6);
-    else if (a == "--spawn-us") o.spawn_us = real("--spawn-us", v, 0);
-    else if (a == "--backstop-us") o.backstop_us = real("--backstop-us", v, 0);
-    else if (a == "--kernel-seconds") o.kernel_seconds = v;
-    else if (a == "--eager-bytes") o.eager = number("--eager-bytes", v, 0, 1L << 40);
-    else if (a == "--pipeline-bytes") o.pipeline = number("--pipeline-bytes", v, 0, 1L << 40);
-    else if (a == "--rendezvous") {
-      o.rendezvous = v;
-      if (o.rendezvous != "handshake" && o.rendezvous != "get")
-        throw usage_error("--rendezvous '" + o.rendezvous + "': handshake or get");
-    }
-    else {
-      throw usage_error("unknown option " + a + " (see --help)");
-    }
-  }
   return o;
 }
 
@@ -172,9 +146,11 @@ loggp network_of(const options& o) {
 int main(int argc, char** argv) {
   options o;
   try {
-    o = parse(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "hytask-sim: %s\n%s", e.what(), usage_text());
+    std::optional<options> parsed = parse(argc, argv);
+    if (!parsed) return 0;  // --help
+    o = std::move(*parsed);
+  } catch (const usage_error& e) {
+    std::fputs(hytask_cli::error_text("hytask-sim", e.what()).c_str(), stderr);
     return 2;
   }
   try {
