@@ -114,6 +114,15 @@ void end_job_cancel() noexcept;
 bool job_cancelled() noexcept;
 // While t is being spawned: it is never cancelled (e.g. a transfer whose peer sends anyway).
 inline void make_uncancellable(task* t) noexcept { t->flags |= detail::flag_uncancellable; }
+// How a completed task ended, for its watcher (watch_completion's callback): its body ran to
+// the end, it was cancelled (skipped, or completed after its group was cancelled), or it
+// failed (its body threw, or it was skipped after a predecessor failed).
+enum class ending { succeeded, cancelled, failed };
+ending how_it_ended(const task* t) noexcept;
+// The error that makes a task not yet started count as cancelled, as a local successor of a
+// cancelled task does: for release_external(t, cancelled_error()) from a layer that learns
+// of a cancellation elsewhere (a predecessor on another rank).
+const std::exception_ptr& cancelled_error() noexcept;
 // Called after every cancellation, on the cancelling thread, to interrupt the waits the
 // layer knows of (tasks suspended in MPI operations). One layer owns it.
 using cancel_hook_fn = void (*)();

@@ -96,14 +96,14 @@ void engine::push_sent(int accessor, std::uint64_t id) {
   deliver(a);
 }
 
-void engine::task_completed(task_record* t) {
+void engine::task_completed(task_record* t, std::uint16_t ended) {
   actions a;
   {
     std::lock_guard lk(mu_);
     effects fx;
-    for (node* n : t->owned) home_.complete_local(n, fx);
+    for (node* n : t->owned) home_.complete_local(n, ended, fx);
     for (const auto& r : t->remote) {
-      stage(c_, r.owner, record{msg_type::complete, dep_kind::in, 0, 0, 0, r.id, 0});
+      stage(c_, r.owner, record{msg_type::complete, dep_kind::in, ended, 0, 0, r.id, 0});
       ++stats_.completions_sent;
     }
     HYTASK_ASSERT(t->gate == 0,
@@ -241,11 +241,12 @@ void engine::take(int source, const buffer_header& h, const std::vector<record>&
         awaiting_b_.erase(it);
         HYTASK_ASSERT(t->gate > 0, "a B record opens one share of its task's gate: the gate "
                                    "never goes below zero");
+        t->inherited |= r.flags;
         if (--t->gate == 0) fx.ready.push_back(t);
         break;
       }
       case msg_type::complete:
-        home_.complete_remote(source, r.id, fx);
+        home_.complete_remote(source, r.id, r.flags, fx);
         break;
       case msg_type::drained:
         c_want_ += r.id;
@@ -259,13 +260,13 @@ void engine::take(int source, const buffer_header& h, const std::vector<record>&
 
 void engine::act(effects& fx, actions& a) {
   for (task_record* t : fx.remote_succ) host_.remote_successor(t->task);
-  for (const auto& [r, id] : fx.releases) {
-    stage(b_, r, record{msg_type::release, dep_kind::in, 0, 0, 0, id, 0});
+  for (const release_order& b : fx.releases) {
+    stage(b_, b.rank, record{msg_type::release, dep_kind::in, b.flags, 0, 0, b.id, 0});
     ++stats_.releases_sent;
   }
   stats_.pushes += fx.pushes.size();
   a.pushes.insert(a.pushes.end(), fx.pushes.begin(), fx.pushes.end());
-  for (task_record* t : fx.ready) a.ready.push_back(t->task);
+  for (task_record* t : fx.ready) a.ready.emplace_back(t->task, t->inherited);
 }
 
 void engine::stage(peer_boxes& boxes, int rank, const record& rec) {
@@ -298,7 +299,7 @@ void engine::flush_bc(outgoing& out) {
 void engine::deliver(actions& a) {
   for (auto& [dest, b] : a.out) host_.send(dest, std::move(b));
   for (const push_order& p : a.pushes) host_.push(p.rank, p.id, p.key);
-  for (void* t : a.ready) host_.release(t);
+  for (const auto& [t, inherited] : a.ready) host_.release(t, inherited);
 }
 
 // One D buffer per rank this rank sent C buffers to since the last drain: what the drain
@@ -339,6 +340,7 @@ void engine::reset() {
   outgoing stash;
   {
     std::lock_guard lk(mu_);
+    if (live_.empty()) home_.end_epoch();  // chains kept for cancelled or failed accesses
     if (!drain_expected_ || d_received_ != d_want_ || c_received_ != c_want_ || !home_.idle() ||
         !live_.empty() || !awaiting_b_.empty() || !gated_.empty() || !rounds_.empty() ||
         matched_ != phase_)

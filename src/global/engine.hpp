@@ -45,8 +45,10 @@ class engine_host {
   // Delivers buf to rank dest's engine (receive). Called without the engine's lock, from
   // whichever thread caused the message; one thread's buffers to one rank in order.
   virtual void send(int dest, std::vector<std::byte> buf) = 0;
-  // The gate of a task that begin_task said is gated has opened.
-  virtual void release(void* task) = 0;
+  // The gate of a task that begin_task said is gated has opened. `inherited`: flag_cancelled
+  // / flag_failed when a predecessor on another rank was cancelled or failed (the task is
+  // then skipped, as a local successor of such a task is).
+  virtual void release(void* task, std::uint16_t inherited) = 0;
   // Matching gave a task of this rank, not completed, a successor on another rank: it
   // communicates (seed 001 L1292). Called under the engine's lock, so the task is alive.
   virtual void remote_successor(void* /*task*/) {}
@@ -92,7 +94,8 @@ class engine {
   std::uint64_t add_access(task_record* t, location where, dep_kind k, bool push = false);
   // The data of a copyin access of rank `accessor` has been sent (host.push).
   void push_sent(int accessor, std::uint64_t id);
-  void task_completed(task_record* t);
+  // t's task completed; `ended`: flag_cancelled, flag_failed or 0 (its C records say so).
+  void task_completed(task_record* t, std::uint16_t ended);
 
   // Closes the discovery phase (its A buffers leave); returns its round. Buffers of round
   // R carry R in their header (messages.hpp: round_key(R, epoch()) names it).
@@ -126,7 +129,7 @@ class engine {
   // What an event makes the engine do once it has let go of its lock.
   struct actions {
     outgoing out;
-    std::vector<void*> ready;
+    std::vector<std::pair<void*, std::uint16_t>> ready;  // a task and what it inherited
     std::vector<push_order> pushes;
   };
   void take(int source, const buffer_header& h, const std::vector<record>& recs, actions& a);

@@ -81,8 +81,11 @@ void home::add_remote(int rank, const record& a) {
   const std::uint64_t rk = remote_key(rank, a.id);
   // A C record before its A (a task of a first phase that completed early) is possible only
   // without push: a copyin's task completes after the data, which follows matching.
-  if (!n->push && early_complete_.erase(rk)) {
+  auto early = n->push ? early_complete_.end() : early_complete_.find(rk);
+  if (early != early_complete_.end()) {
     n->complete = true;
+    n->ended = early->second;
+    early_complete_.erase(early);
   } else {
     [[maybe_unused]] const bool fresh = remote_.emplace(rk, n).second;
     HYTASK_ASSERT(fresh, "an A record is handled once: one node per remote access");
@@ -90,21 +93,23 @@ void home::add_remote(int rank, const record& a) {
   unmatched_[a.phase].push_back(entry{a.key, rank, a.seq, n});
 }
 
-void home::complete_local(node* n, effects& fx) {
+void home::complete_local(node* n, std::uint16_t ended, effects& fx) {
   HYTASK_ASSERT(n->task != nullptr && n->rank == self_,
                 "a local access completes once, with its task (which is cleared then)");
   n->task = nullptr;
+  n->ended = ended;
   finish(n, fx);
 }
 
-void home::complete_remote(int rank, std::uint64_t id, effects& fx) {
+void home::complete_remote(int rank, std::uint64_t id, std::uint16_t ended, effects& fx) {
   const std::uint64_t rk = remote_key(rank, id);
   auto it = remote_.find(rk);
   if (it == remote_.end()) {
-    [[maybe_unused]] const bool fresh = early_complete_.insert(rk).second;
+    [[maybe_unused]] const bool fresh = early_complete_.emplace(rk, ended).second;
     HYTASK_ASSERT(fresh, "a C record is handled once: an access completes once");
     return;
   }
+  it->second->ended |= ended;
   release_hold(it, fx);
 }
 
@@ -128,8 +133,14 @@ void home::release_hold(std::unordered_map<std::uint64_t, node*>::iterator it, e
 // A remote access whose predecessors here have completed: its B record, and for a copyin its
 // data.
 void home::released(node* n, effects& fx) {
-  if (n->b) fx.releases.emplace_back(n->rank, n->id);
+  if (n->b) fx.releases.push_back(release_order{n->rank, n->id, n->inherited});
   if (n->push) fx.pushes.push_back(push_order{n->rank, n->id, n->key});
+}
+
+// succ follows an access of another rank that was cancelled or failed: it will be skipped.
+void home::inherit(node* succ, std::uint16_t ended) {
+  if (succ->task) succ->task->inherited |= ended;
+  else succ->inherited |= ended;
 }
 
 // n's task completed: its successors on other ranks lose a predecessor.
@@ -140,6 +151,7 @@ void home::finish(node* n, effects& fx) {
   for (node* s : n->succ) {
     HYTASK_ASSERT(s->matched && !s->complete,
                   "a chain link leads to a matched access that waits for its predecessor");
+    if (n->ended) inherit(s, n->ended);
     if (s->task) {
       HYTASK_ASSERT(s->task->gate > 0, "a predecessor on another rank opens one share of a "
                                        "task's gate: never below zero");
@@ -157,7 +169,8 @@ void home::finish(node* n, effects& fx) {
   }
   chain* c = n->where;
   HYTASK_ASSERT(c->incomplete > 0, "a chain counts its nodes not completed: never below zero");
-  if (--c->incomplete == 0) {
+  if (n->ended) ++c->ended_badly;  // kept: later accesses inherit how it ended
+  if (--c->incomplete == 0 && c->ended_badly == 0) {
     drop_chain(c->key, *c);
     return;
   }
@@ -169,7 +182,7 @@ void home::finish(node* n, effects& fx) {
 void home::prune_readers(chain& c) {
   std::size_t kept = 0;
   for (node* r : c.readers) {
-    if (r->complete) free_node(r);  // resets the node, its chain fields too
+    if (r->complete && !r->ended) free_node(r);  // resets the node, its chain fields too
     else c.readers[kept++] = r;
   }
   c.readers.resize(kept);
@@ -182,6 +195,7 @@ void home::enter(chain& c, node* n) {
   n->where = &c;
   if (!n->complete) ++c.incomplete;
   else if (n->kind == dep_kind::in) ++c.done_readers;
+  if (n->complete && n->ended) ++c.ended_badly;
 }
 
 void home::leave(node* n) {
@@ -191,6 +205,7 @@ void home::leave(node* n) {
                 "a chain counts its nodes not completed: never below zero");
   n->in_chain = false;
   n->where = nullptr;
+  if (n->complete && n->ended) --c->ended_badly;
   if (n->complete) free_node(n);
   else --c->incomplete;
 }
@@ -265,7 +280,11 @@ void home::match(std::uint32_t phase, bool first, effects& fx) {
       g->matched = true;
       if (g->task == nullptr && g->rank != self_) g->b = !first;
       auto edge = [&](node* p) {
-        if (p->complete || (p->rank == g->rank && !g->push)) return;
+        if (p->rank == g->rank && !g->push) return;  // the accessing rank's tracker orders them
+        if (p->complete) {
+          if (p->ended) inherit(g, p->ended);
+          return;
+        }
         p->succ.push_back(g);
         if (p->task != nullptr && !p->task->remote_succ) {
           p->task->remote_succ = true;
@@ -293,10 +312,19 @@ void home::match(std::uint32_t phase, bool first, effects& fx) {
       node* g = list[k].n;
       if (g->task == nullptr && g->rank != self_ && g->waiting == 0 && !g->complete) released(g, fx);
     }
-    if (c.incomplete == 0) drop_chain(c.key, c);
+    if (c.incomplete == 0 && c.ended_badly == 0) drop_chain(c.key, c);
     else if (2 * c.done_readers > c.readers.size()) prune_readers(c);
     i = j;
   }
+}
+
+void home::end_epoch() {
+  std::vector<std::uint64_t> keys;
+  for (const auto& [key, c] : chains_) {
+    HYTASK_ASSERT(c.incomplete == 0, "an epoch ends once every access has completed");
+    keys.push_back(key);
+  }
+  for (std::uint64_t key : keys) drop_chain(key, chains_.at(key));
 }
 
 }  // namespace hytask::global::detail

@@ -16,6 +16,12 @@
 // supersedes them, completed readers are pruned once they are half the readers (a location
 // that is only read never sees that writer), and a chain whose nodes have all completed is
 // dropped. So memory follows the accesses in flight, not the program's length.
+//
+// A task that was cancelled or failed passes that on, as the core does between local tasks:
+// its node's `ended` flags reach each successor of another rank (B records carry them), and
+// a later access linked behind it after it completed inherits them at matching. Such nodes
+// stay in their chain (which is not dropped) until a later writer supersedes them, or the
+// epoch ends (wait_all: end_epoch).
 #pragma once
 
 #include <cstdint>
@@ -23,7 +29,6 @@
 #include <map>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -45,6 +50,8 @@ struct node {
   bool in_chain = false;
   bool b = false;               // a remote access that waits for a B record (not a first phase)
   bool push = false;            // a copyin: the owner sends the data when it is released
+  std::uint16_t ended = 0;      // how its task ended: flag_cancelled, flag_failed or 0
+  std::uint16_t inherited = 0;  // a remote access: how predecessors of other ranks ended
   std::uint8_t holds = 1;       // a remote access: C record (and, for push, the send) to come
   std::uint32_t waiting = 0;    // a remote access: unfinished predecessors on other ranks
   chain* where = nullptr;       // while in_chain
@@ -58,8 +65,15 @@ struct push_order {
   std::uint64_t key;  // the location whose bytes to send
 };
 
+struct release_order {
+  int rank;             // the accessor
+  std::uint64_t id;     // its access
+  std::uint16_t flags;  // flag_cancelled / flag_failed: a predecessor ended so
+  friend bool operator==(const release_order&, const release_order&) = default;
+};
+
 struct effects {
-  std::vector<std::pair<int, std::uint64_t>> releases;  // (rank, access id): send B
+  std::vector<release_order> releases;                   // send B
   std::vector<push_order> pushes;                        // copyins released: send the data
   std::vector<task_record*> ready;                       // local tasks whose gate opened
   std::vector<task_record*> remote_succ;  // local tasks that gained a successor elsewhere
@@ -78,10 +92,10 @@ class home {
                   std::uint64_t seq);
   // An A record from `rank`.
   void add_remote(int rank, const record& a);
-  // The local task of n completed.
-  void complete_local(node* n, effects& fx);
+  // The local task of n completed; `ended`: flag_cancelled, flag_failed or 0.
+  void complete_local(node* n, std::uint16_t ended, effects& fx);
   // A C record from `rank`; it may precede its A record's matching (a task of a first phase).
-  void complete_remote(int rank, std::uint64_t id, effects& fx);
+  void complete_remote(int rank, std::uint64_t id, std::uint16_t ended, effects& fx);
   // The data of a copyin (push) access has been sent: the location may change again once
   // its C record has come too.
   void push_sent(int rank, std::uint64_t id, effects& fx);
@@ -89,6 +103,10 @@ class home {
   // program or after a wait_all, whose accesses have no predecessors and get no B. Throws
   // hytask::usage_error on conflicting accesses of two ranks.
   void match(std::uint32_t phase, bool first, effects& fx);
+
+  // wait_all has drained the protocol: every access has completed. The chains kept for
+  // cancelled or failed accesses go (the next epoch's accesses have no predecessors).
+  void end_epoch();
 
   // Nodes and chains alive, and whether nothing at all is left (after a drained wait_all).
   std::size_t nodes() const noexcept { return nodes_; }
@@ -107,6 +125,7 @@ class home {
   void finish(node* n, effects& fx);
   void release_hold(std::unordered_map<std::uint64_t, node*>::iterator it, effects& fx);
   static void released(node* n, effects& fx);
+  static void inherit(node* succ, std::uint16_t ended);
   void enter(chain& c, node* n);
   void leave(node* n);
   void prune_readers(chain& c);
@@ -119,7 +138,7 @@ class home {
   std::unordered_map<std::uint64_t, chain> chains_;
   std::map<std::uint32_t, std::vector<entry>> unmatched_;         // by phase
   std::unordered_map<std::uint64_t, node*> remote_;               // awaiting their C
-  std::unordered_set<std::uint64_t> early_complete_;              // C before the A was seen
+  std::unordered_map<std::uint64_t, std::uint16_t> early_complete_;  // C before the A was seen
   std::vector<node*> free_;
   std::size_t nodes_ = 0;
 };
@@ -130,6 +149,7 @@ struct chain {
   std::vector<node*> readers;    // since last_out
   std::uint32_t incomplete = 0;  // nodes in the chain that have not completed
   std::uint32_t done_readers = 0;  // readers that have completed since the last pruning
+  std::uint32_t ended_badly = 0;   // completed nodes that were cancelled or failed (kept)
 };
 
 }  // namespace hytask::global::detail

@@ -3,7 +3,8 @@
 //
 //   A  announce  accessor -> owner   a task of phase P declares in/out on the owner's location
 //   B  release   owner -> accessor   the access's predecessors on other ranks have completed
-//   C  complete  accessor -> owner   the accessing task has completed
+//                                    (flagged when one of them was cancelled or failed)
+//   C  complete  accessor -> owner   the accessing task has completed (flagged likewise)
 //   D  drained   any -> any          at wait_all: the C buffers the sender sent the receiver
 //
 // An A record of a copyin carries flag_push: when the access is released, the owner sends
@@ -69,11 +70,15 @@ struct buffer_header {
 
 // Flags of an A record.
 inline constexpr std::uint16_t flag_push = 1;  // a copyin: the owner sends the data when released
+// Flags of a C record (how the accessing task ended) and of a B record (how a predecessor on
+// another rank ended: the released task is skipped, as a local successor would be).
+inline constexpr std::uint16_t flag_cancelled = 2;
+inline constexpr std::uint16_t flag_failed = 4;
 
 struct record {
   msg_type type;
   dep_kind kind;       // A
-  std::uint16_t flags = 0;  // A: flag_push
+  std::uint16_t flags = 0;  // A: flag_push; B, C: flag_cancelled, flag_failed
   std::uint32_t phase;  // A
   std::uint64_t key;    // A: the location on the owner
   std::uint64_t id;     // the access, as the accessor names it (A, B, C); D: C buffers

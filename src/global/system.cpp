@@ -321,12 +321,25 @@ hytask::global_counters global_system::counters() const {
 
 void global_system::completed(hytask::detail::task* t) {
   global_system* self = g_system.get();
-  self->engine_.task_completed(static_cast<task_record*>(core::watch_arg(t)));
+  const core::ending how = core::how_it_ended(t);
+  const std::uint16_t ended = how == core::ending::cancelled ? flag_cancelled
+                              : how == core::ending::failed  ? flag_failed
+                                                             : 0;
+  self->engine_.task_completed(static_cast<task_record*>(core::watch_arg(t)), ended);
   self->notify();
 }
 
-void global_system::release(void* task) {
-  hytask::detail::release_external(static_cast<hytask::detail::task*>(task));
+// A predecessor on another rank that failed makes the task fail, skipped, as a local
+// predecessor that failed would; one that was cancelled makes it cancelled (no failure).
+void global_system::release(void* task, std::uint16_t inherited) {
+  std::exception_ptr skip;
+  if (inherited & flag_failed)
+    skip = std::make_exception_ptr(std::runtime_error(
+        "hytask: a task was skipped: a task it depends on through a global dependency failed on "
+        "another rank (that rank reports the failure)"));
+  else if (inherited & flag_cancelled)
+    skip = core::cancelled_error();
+  hytask::detail::release_external(static_cast<hytask::detail::task*>(task), std::move(skip));
 }
 
 void global_system::send(int dest, std::vector<std::byte> buf) {

@@ -70,7 +70,7 @@ class global_system final : public engine_host {
 
   // engine_host
   void send(int dest, std::vector<std::byte> buf) override;
-  void release(void* task) override;
+  void release(void* task, std::uint16_t inherited) override;
   void remote_successor(void* task) override;
   void phase_matched(std::size_t tasks) override;
   void push(int dest, std::uint64_t id, std::uint64_t key) override;

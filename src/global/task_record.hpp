@@ -19,6 +19,9 @@ struct task_record {
   // the engine's lock; the task is released when it reaches 0 after discovery.
   std::int32_t gate = 0;
   bool remote_succ = false;   // matching found a successor on another rank (reported once)
+  // flag_cancelled / flag_failed: a predecessor on another rank ended so (B records, or the
+  // owner's chain here); the task is skipped when its gate opens.
+  std::uint16_t inherited = 0;
   std::vector<node*> owned;   // accesses to this rank's locations
   struct remote_access {
     int owner;

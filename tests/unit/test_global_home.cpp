@@ -25,7 +25,7 @@ gd::record announce(gd::dep_kind k, std::uint32_t phase, std::uint64_t id, std::
   return gd::record{gd::msg_type::announce, k, 0, phase, key, id, seq};
 }
 
-using releases = std::vector<std::pair<int, std::uint64_t>>;
+using releases = std::vector<gd::release_order>;
 
 }  // namespace
 
@@ -38,8 +38,8 @@ TEST(GlobalHome, ReadAfterRemoteWriteWaitsForTheWritersCompletion) {
   EXPECT_TRUE(fx.releases.empty());  // a first phase's accesses get no B
   h.match(1, false, fx);
   EXPECT_TRUE(fx.releases.empty()) << "the reader was released before the writer completed";
-  h.complete_remote(1, 7, fx);
-  EXPECT_EQ(fx.releases, (releases{{2, 9}}));
+  h.complete_remote(1, 7, 0, fx);
+  EXPECT_EQ(fx.releases, (releases{{2, 9, 0}}));
 }
 
 TEST(GlobalHome, LocalTaskAfterRemoteWriteIsGatedUntilTheWriterCompletes) {
@@ -52,10 +52,10 @@ TEST(GlobalHome, LocalTaskAfterRemoteWriteIsGatedUntilTheWriterCompletes) {
   h.match(0, true, fx);
   h.match(1, false, fx);
   EXPECT_EQ(t.gate, 2);  // matching share + the remote writer
-  h.complete_remote(1, 7, fx);
+  h.complete_remote(1, 7, 0, fx);
   EXPECT_EQ(t.gate, 1);
   EXPECT_TRUE(fx.ready.empty());
-  h.complete_local(n, fx);
+  h.complete_local(n, 0, fx);
 }
 
 TEST(GlobalHome, WriteAfterRemoteReadsWaitsForEveryReader) {
@@ -67,10 +67,10 @@ TEST(GlobalHome, WriteAfterRemoteReadsWaitsForEveryReader) {
   h.match(0, true, fx);
   h.match(1, false, fx);
   EXPECT_TRUE(fx.releases.empty());
-  h.complete_remote(2, 2, fx);
+  h.complete_remote(2, 2, 0, fx);
   EXPECT_TRUE(fx.releases.empty()) << "the writer ran before rank 1's reader completed";
-  h.complete_remote(1, 1, fx);
-  EXPECT_EQ(fx.releases, (releases{{3, 3}}));
+  h.complete_remote(1, 1, 0, fx);
+  EXPECT_EQ(fx.releases, (releases{{3, 3, 0}}));
 }
 
 TEST(GlobalHome, WriteAfterRemoteWriteWaits) {
@@ -81,8 +81,8 @@ TEST(GlobalHome, WriteAfterRemoteWriteWaits) {
   h.match(0, true, fx);
   h.match(1, false, fx);
   EXPECT_TRUE(fx.releases.empty());
-  h.complete_remote(1, 1, fx);
-  EXPECT_EQ(fx.releases, (releases{{2, 2}}));
+  h.complete_remote(1, 1, 0, fx);
+  EXPECT_EQ(fx.releases, (releases{{2, 2, 0}}));
 }
 
 TEST(GlobalHome, TheLastWriteOfAPhaseIsDominant) {
@@ -96,11 +96,11 @@ TEST(GlobalHome, TheLastWriteOfAPhaseIsDominant) {
   h.match(0, true, fx);
   h.match(1, false, fx);
   EXPECT_TRUE(fx.releases.empty());
-  h.complete_remote(1, 1, fx);
-  h.complete_remote(1, 2, fx);
+  h.complete_remote(1, 1, 0, fx);
+  h.complete_remote(1, 2, 0, fx);
   EXPECT_TRUE(fx.releases.empty()) << "the reader waited for the first write, not the last";
-  h.complete_remote(1, 3, fx);
-  EXPECT_EQ(fx.releases, (releases{{2, 4}}));
+  h.complete_remote(1, 3, 0, fx);
+  EXPECT_EQ(fx.releases, (releases{{2, 4, 0}}));
 }
 
 TEST(GlobalHome, OneRanksOrderIsItsDiscoveryOrderWhateverTheArrivalOrder) {
@@ -112,10 +112,10 @@ TEST(GlobalHome, OneRanksOrderIsItsDiscoveryOrderWhateverTheArrivalOrder) {
   gd::effects fx;
   h.match(0, true, fx);
   h.match(1, false, fx);
-  h.complete_remote(1, 1, fx);
+  h.complete_remote(1, 1, 0, fx);
   EXPECT_TRUE(fx.releases.empty()) << "rank 1's read was taken for the older access";
-  h.complete_remote(1, 2, fx);
-  EXPECT_EQ(fx.releases, (releases{{2, 3}}));
+  h.complete_remote(1, 2, 0, fx);
+  EXPECT_EQ(fx.releases, (releases{{2, 3, 0}}));
 }
 
 TEST(GlobalHome, ReadsOfDifferentRanksAreIndependent) {
@@ -128,7 +128,7 @@ TEST(GlobalHome, ReadsOfDifferentRanksAreIndependent) {
   EXPECT_TRUE(fx.releases.empty());
   h.match(1, false, fx);
   // Nothing was written: rank 3's read waits for nobody, although ranks 1 and 2 still read.
-  EXPECT_EQ(fx.releases, (releases{{3, 3}}));
+  EXPECT_EQ(fx.releases, (releases{{3, 3, 0}}));
 }
 
 TEST(GlobalHome, SameRankEdgesAreLeftToThatRanksTracker) {
@@ -138,19 +138,19 @@ TEST(GlobalHome, SameRankEdgesAreLeftToThatRanksTracker) {
   gd::effects fx;
   h.match(0, true, fx);
   h.match(1, false, fx);
-  EXPECT_EQ(fx.releases, (releases{{1, 2}}));
+  EXPECT_EQ(fx.releases, (releases{{1, 2, 0}}));
 }
 
 TEST(GlobalHome, ACompletionMayArriveBeforeItsAnnouncement) {
   gd::home h = make_home();
   gd::effects fx;
-  h.complete_remote(1, 1, fx);  // a first phase's task ran and completed at once
+  h.complete_remote(1, 1, 0, fx);  // a first phase's task ran and completed at once
   h.add_remote(1, announce(gd::dep_kind::out, 0, 1, 1));
   h.add_remote(2, announce(gd::dep_kind::in, 1, 2, 1));
   h.match(0, true, fx);
   h.match(1, false, fx);
-  EXPECT_EQ(fx.releases, (releases{{2, 2}}));
-  h.complete_remote(2, 2, fx);
+  EXPECT_EQ(fx.releases, (releases{{2, 2, 0}}));
+  h.complete_remote(2, 2, 0, fx);
   EXPECT_TRUE(h.idle()) << h.nodes() << " nodes, " << h.chains() << " chains left";
 }
 
@@ -183,9 +183,9 @@ TEST(GlobalHome, ReadsOfTwoRanksBesideTheOwnersReadAreNoConflict) {
   h.add_remote(2, announce(gd::dep_kind::in, 0, 2, 1));
   gd::effects fx;
   EXPECT_NO_THROW(h.match(0, true, fx));
-  h.complete_local(n, fx);
-  h.complete_remote(1, 1, fx);
-  h.complete_remote(2, 2, fx);
+  h.complete_local(n, 0, fx);
+  h.complete_remote(1, 1, 0, fx);
+  h.complete_remote(2, 2, 0, fx);
   EXPECT_TRUE(h.idle());
 }
 
@@ -205,7 +205,7 @@ TEST(GlobalHome, ChainsOfCompletedAccessesAreDropped) {
     if (phase > 0)
       for (std::uint64_t k = 0; k < 10; ++k) {
         const std::uint64_t done = id - 20 + k;
-        h.complete_remote(1 + static_cast<int>((phase - 1 + k) % 3), done, fx);
+        h.complete_remote(1 + static_cast<int>((phase - 1 + k) % 3), done, 0, fx);
       }
     EXPECT_LE(h.nodes(), 20u);
   }
@@ -227,7 +227,7 @@ TEST(GlobalHome, ALocationReadForeverKeepsOnlyTheReadsInFlight) {
     ASSERT_EQ(fx.releases.size() - before, phase == 0 ? 0u : 4u) << "phase " << phase;
     if (phase > 0)
       for (std::uint64_t done = id - 8; done < id - 4; ++done)
-        h.complete_remote(1 + static_cast<int>((phase - 1) % 2), done, fx);
+        h.complete_remote(1 + static_cast<int>((phase - 1) % 2), done, 0, fx);
     ASSERT_LE(h.nodes(), 16u) << "after phase " << phase << ": completed reads pile up";
   }
   EXPECT_EQ(h.chains(), 1u);
@@ -251,17 +251,79 @@ TEST(GlobalHome, MatchingReportsALocalTaskThatGainsARemoteSuccessor) {
   h.match(2, false, fx);
   EXPECT_EQ(fx.remote_succ, (std::vector<gd::task_record*>{&w}));
   EXPECT_TRUE(w.remote_succ);
-  h.complete_local(nr, fx);
-  h.complete_local(nw, fx);
-  EXPECT_EQ(fx.releases, (releases{{1, 5}, {2, 6}}));
+  h.complete_local(nr, 0, fx);
+  h.complete_local(nw, 0, fx);
+  EXPECT_EQ(fx.releases, (releases{{1, 5, 0}, {2, 6, 0}}));
   gd::effects after;
   h.add_remote(1, announce(gd::dep_kind::in, 3, 7, 2));
   h.match(3, false, after);
   EXPECT_TRUE(after.remote_succ.empty()) << "a completed task was reported";
-  h.complete_remote(1, 5, after);
-  h.complete_remote(2, 6, after);
-  h.complete_remote(1, 7, after);
+  h.complete_remote(1, 5, 0, after);
+  h.complete_remote(2, 6, 0, after);
+  h.complete_remote(1, 7, 0, after);
   EXPECT_TRUE(h.idle());
+}
+
+// A cancelled or failed task passes that on to its successors on other ranks, as the core
+// does between local tasks: the B record says how the predecessor ended.
+TEST(GlobalHome, ACancelledWritersRemoteReaderIsReleasedCancelled) {
+  gd::home h = make_home();
+  h.add_remote(1, announce(gd::dep_kind::out, 1, 7, 1));
+  h.add_remote(2, announce(gd::dep_kind::in, 2, 9, 1));
+  gd::effects fx;
+  h.match(1, false, fx);
+  h.match(2, false, fx);
+  EXPECT_EQ(fx.releases, (releases{{1, 7, 0}}));  // the writer's own B: nothing before it
+  fx.releases.clear();
+  h.complete_remote(1, 7, gd::flag_cancelled, fx);
+  EXPECT_EQ(fx.releases, (releases{{2, 9, gd::flag_cancelled}}));
+  h.complete_remote(2, 9, gd::flag_cancelled, fx);  // skipped, so cancelled too
+  EXPECT_FALSE(h.idle()) << "cancelled accesses are kept for later ones to inherit from";
+  h.end_epoch();
+  EXPECT_TRUE(h.idle()) << "wait_all's end of the epoch left the cancelled accesses";
+}
+
+// The writer failed and completed before the reader's phase was matched: its chain stays, so
+// the reader still inherits the failure; wait_all's end of the epoch frees it.
+TEST(GlobalHome, AFailureCompletedBeforeMatchingStillReachesTheLaterReader) {
+  gd::home h = make_home();
+  gd::task_record t;
+  t.gate = 1;
+  h.add_remote(1, announce(gd::dep_kind::out, 1, 7, 1));
+  gd::effects fx;
+  h.match(1, false, fx);
+  h.complete_remote(1, 7, gd::flag_failed, fx);
+  EXPECT_FALSE(h.idle()) << "the failed writer's chain was dropped: a later reader would not know";
+  h.add_remote(2, announce(gd::dep_kind::in, 2, 9, 1));
+  gd::node* local = h.add_local(&t, loc, gd::dep_kind::in, 2, 2);
+  h.match(2, false, fx);
+  EXPECT_EQ(fx.releases.back(), (gd::release_order{2, 9, gd::flag_failed}));
+  EXPECT_EQ(t.inherited, gd::flag_failed) << "this rank's own reader did not inherit the failure";
+  EXPECT_EQ(t.gate, 1) << "a completed predecessor holds nothing back";
+  h.complete_remote(2, 9, gd::flag_failed, fx);
+  h.complete_local(local, gd::flag_failed, fx);
+  EXPECT_FALSE(h.idle());
+  h.end_epoch();
+  EXPECT_TRUE(h.idle());
+}
+
+// A cancellation travels along the chain from rank to rank: a write after a cancelled read
+// is skipped, and so is the next rank's write after that one (transitively, as locally).
+TEST(GlobalHome, ACancellationTravelsAlongTheChain) {
+  gd::home h = make_home();
+  h.add_remote(1, announce(gd::dep_kind::in, 1, 7, 1));
+  gd::effects fx;
+  h.match(1, false, fx);
+  h.complete_remote(1, 7, gd::flag_cancelled, fx);
+  h.add_remote(2, announce(gd::dep_kind::out, 2, 8, 1));
+  h.match(2, false, fx);
+  EXPECT_EQ(fx.releases.back(), (gd::release_order{2, 8, gd::flag_cancelled}))
+      << "a write after a cancelled read of another rank runs as a local one would not";
+  h.complete_remote(2, 8, gd::flag_cancelled, fx);
+  h.add_remote(1, announce(gd::dep_kind::out, 3, 10, 2));
+  h.match(3, false, fx);
+  h.complete_remote(1, 10, 0, fx);
+  EXPECT_EQ(fx.releases.back(), (gd::release_order{1, 10, gd::flag_cancelled}));
 }
 
 #if defined(HYTASK_ASSERTIONS)
@@ -275,8 +337,8 @@ TEST(GlobalHomeDeathTest, ALocalAccessCompletedTwiceIsCaught) {
   gd::node* n = h.add_local(&t, loc, gd::dep_kind::out, 0, 1);
   gd::effects fx;
   h.match(0, true, fx);
-  h.complete_local(n, fx);
+  h.complete_local(n, 0, fx);
   EXPECT_TRUE(h.idle());
-  EXPECT_DEATH(h.complete_local(n, fx), "internal error.*a local access completes once");
+  EXPECT_DEATH(h.complete_local(n, 0, fx), "internal error.*a local access completes once");
 }
 #endif

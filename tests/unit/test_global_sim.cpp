@@ -178,7 +178,7 @@ struct rank_sim final : gd::engine_host {
   std::size_t max_nodes = 0, max_records = 0;
 
   void send(int dest, std::vector<std::byte> buf) override;
-  void release(void* t) override {
+  void release(void* t, std::uint16_t /*inherited*/) override {
     auto* s = static_cast<sim_task*>(t);
     std::lock_guard lk(mu);
     if (--s->pending == 0) ready.push_back(s);
@@ -333,7 +333,7 @@ void rank_sim::run(sim_task* t) {
       if (--s->pending == 0) ready.push_back(s);
     t->succ.clear();
   }
-  eng.task_completed(t->rec);
+  eng.task_completed(t->rec, 0);
   outstanding.fetch_sub(1);
 }
 

@@ -38,7 +38,7 @@ void rank_state::send(int dest, std::vector<std::byte> buf) {
   w.deliver(dest, std::move(m), t.arrived);
 }
 
-void rank_state::release(void* p) {
+void rank_state::release(void* p, std::uint16_t /*inherited: the simulated tasks never fail*/) {
   auto* t = static_cast<task*>(p);
   auto g = gated_by_phase.find(t->phase);
   if (g != gated_by_phase.end() && --g->second == 0) gated_by_phase.erase(g);
@@ -358,7 +358,7 @@ void rank_state::complete(task* t) {
     if (!write) std::erase(e.readers, t);
     if (e.writer == nullptr && e.readers.empty()) tracker.erase(it);
   }
-  if (t->rec) eng.task_completed(t->rec);
+  if (t->rec) eng.task_completed(t->rec, 0);
   --outstanding;
   ++res.tasks;
   free_task(t);

@@ -103,7 +103,7 @@ struct rank_state final : gd::engine_host {
 
   // engine_host
   void send(int dest, std::vector<std::byte> buf) override;
-  void release(void* t) override;
+  void release(void* t, std::uint16_t inherited) override;
   void remote_successor(void* t) override;
   void push(int dest, std::uint64_t id, std::uint64_t key) override;
   // The data of access `id` leaves this rank for `dest` now.

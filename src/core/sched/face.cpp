@@ -6,6 +6,7 @@
 
 #include "core/sched/cancellation.hpp"
 #include "core/sched/scheduler.hpp"
+#include "core/sched/scheduler_internal.hpp"
 
 namespace hytask::core {
 
@@ -59,5 +60,11 @@ void take_back(std::int64_t tasks) noexcept { face_scheduler().take_back(tasks);
 
 bool cancellation_active() noexcept { return scheduler_alive() && face_scheduler().cancel_active() != 0; }
 bool is_cancelled(const task* t) noexcept { return cancellation_active() && task_cancelled(t); }
+
+ending how_it_ended(const task* t) noexcept {
+  if (!sched::has_failed(t)) return ending::succeeded;
+  return t->error == cancel_marker() ? ending::cancelled : ending::failed;
+}
+const std::exception_ptr& cancelled_error() noexcept { return cancel_marker(); }
 
 }  // namespace hytask::core
