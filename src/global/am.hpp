@@ -99,8 +99,6 @@ class am_two_sided final : public am_transport {
   void open();   // main
   void close();  // main; returns once every receive is retired
   bool is_open() const noexcept { return open_; }
-  // A blocking collective over the messages' communicator (wait_all's last step).
-  void barrier();
 
   int rank() const noexcept { return rank_; }
   int size() const noexcept { return size_; }

@@ -360,10 +360,5 @@ void am_two_sided::gather_labels(round_node* n) {
   sys_.submit(op, true);
 }
 
-void am_two_sided::barrier() {
-  operation* op = layer_op(kind::barrier, comm_);
-  op->task_name = activity_.load(std::memory_order_relaxed);
-  run_and_wait(op);
-}
 
 }  // namespace hytask::global::detail

@@ -96,6 +96,11 @@ void engine::push_sent(int accessor, std::uint64_t id) {
   deliver(a);
 }
 
+std::vector<std::string> engine::take_conflicts() {
+  std::lock_guard lk(mu_);
+  return home_.take_conflicts();
+}
+
 void engine::task_completed(task_record* t, std::uint16_t ended) {
   actions a;
   {

@@ -84,6 +84,8 @@ class engine {
   // Phases from the oldest one not matched or with a task not completed to the discovery
   // phase: the window of active phases (seed 001 §5.2.1) bounds it.
   std::uint32_t active_phases() const;
+  // The conflicts matching found since the last call (home::take_conflicts).
+  std::vector<std::string> take_conflicts();
 
   // A task of the discovery phase with global accesses, before its first one; `gated`: it
   // must also wait for host.release(task) (one external dependency, decided here because

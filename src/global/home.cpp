@@ -223,7 +223,7 @@ void home::drop_chain(std::uint64_t key, chain& c) {
   chains_.erase(key);
 }
 
-void home::conflict(std::uint64_t key, std::uint32_t phase, const entry* b, const entry* e) {
+std::string home::conflict(std::uint64_t key, std::uint32_t phase, const entry* b, const entry* e) const {
   // Name a writer and a rank other than it.
   const entry* w = nullptr;
   for (const entry* p = b; p != e; ++p)
@@ -238,13 +238,13 @@ void home::conflict(std::uint64_t key, std::uint32_t phase, const entry* b, cons
       break;
     }
   auto kind = [](const entry* x) { return x->n->kind == dep_kind::out ? "out/inout" : "in"; };
-  throw hytask::usage_error(
+  return std::string(
       "hytask: conflicting accesses to " + describe_(key) + " in phase " +
       std::to_string(phase) + ": rank " + std::to_string(w->rank) + " declares " + kind(w) +
       " and rank " + std::to_string(o->rank) + " declares " + kind(o) +
       "; within one phase, accesses of different ranks to one location must all be "
       "reads. Separate the write from the other rank's access with hytask::fence() on "
-      "every rank");
+      "every rank. The tasks of those accesses, and their successors, were skipped");
 }
 
 void home::match(std::uint32_t phase, bool first, effects& fx) {
@@ -265,12 +265,9 @@ void home::match(std::uint32_t phase, bool first, effects& fx) {
       write |= list[j].n->kind == dep_kind::out;
       ranks |= list[j].rank != list[i].rank;
     }
-    if (write && ranks) {
-      // The entries not matched yet go back, for the destructor (the job ends on this).
-      std::vector<entry>& rest = unmatched_[phase];
-      rest.assign(list.begin() + static_cast<std::ptrdiff_t>(i), list.end());
-      conflict(rest[0].key, phase, rest.data(), rest.data() + (j - i));
-    }
+    // A write and another rank's access in one phase: reported, and the accesses skipped.
+    const std::uint16_t bad = write && ranks ? flag_failed | flag_conflict : 0;
+    if (bad) conflicts_.push_back(conflict(list[i].key, phase, &list[i], &list[j - 1] + 1));
 
     chain& c = chains_[list[i].key];
     c.key = list[i].key;
@@ -281,6 +278,9 @@ void home::match(std::uint32_t phase, bool first, effects& fx) {
       if (g->task == nullptr && g->rank != self_) g->b = !first;
       auto edge = [&](node* p) {
         if (p->rank == g->rank && !g->push) return;  // the accessing rank's tracker orders them
+        // A first phase's tasks are not gated (they may have run): a conflict among them adds
+        // no edges, it is only reported.
+        if (first && bad) return;
         if (p->complete) {
           if (p->ended) inherit(g, p->ended);
           return;
@@ -294,6 +294,7 @@ void home::match(std::uint32_t phase, bool first, effects& fx) {
         else ++g->waiting;
       };
       if (c.last_out) edge(c.last_out);
+      if (bad) inherit(g, bad);
       if (g->kind == dep_kind::out) {
         for (node* r : c.readers) edge(r);
         for (node* r : c.readers) leave(r);

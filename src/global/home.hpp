@@ -100,9 +100,13 @@ class home {
   // its C record has come too.
   void push_sent(int rank, std::uint64_t id, effects& fx);
   // Matches `phase`: every A record of it must have arrived. `first`: the first phase of the
-  // program or after a wait_all, whose accesses have no predecessors and get no B. Throws
-  // hytask::usage_error on conflicting accesses of two ranks.
+  // program or after a wait_all, whose accesses have no predecessors and get no B.
+  // Conflicting accesses of two ranks to one location are matched all the same (in rank
+  // order), but each inherits flag_failed | flag_conflict, so that they and their successors
+  // are skipped; the conflict's description waits in take_conflicts().
   void match(std::uint32_t phase, bool first, effects& fx);
+  // The conflicts found since the last call, described for the program.
+  std::vector<std::string> take_conflicts() { return std::exchange(conflicts_, {}); }
 
   // wait_all has drained the protocol: every access has completed. The chains kept for
   // cancelled or failed accesses go (the next epoch's accesses have no predecessors).
@@ -130,7 +134,7 @@ class home {
   void leave(node* n);
   void prune_readers(chain& c);
   void drop_chain(std::uint64_t key, chain& c);
-  [[noreturn]] void conflict(std::uint64_t key, std::uint32_t phase, const entry* b, const entry* e);
+  std::string conflict(std::uint64_t key, std::uint32_t phase, const entry* b, const entry* e) const;
   static std::uint64_t remote_key(int rank, std::uint64_t id) noexcept;
 
   int self_;
@@ -141,6 +145,7 @@ class home {
   std::unordered_map<std::uint64_t, std::uint16_t> early_complete_;  // C before the A was seen
   std::vector<node*> free_;
   std::size_t nodes_ = 0;
+  std::vector<std::string> conflicts_;
 };
 
 struct chain {

@@ -74,6 +74,8 @@ inline constexpr std::uint16_t flag_push = 1;  // a copyin: the owner sends the 
 // another rank ended: the released task is skipped, as a local successor would be).
 inline constexpr std::uint16_t flag_cancelled = 2;
 inline constexpr std::uint16_t flag_failed = 4;
+// B only, with flag_failed: the access itself conflicts with another rank's in its phase.
+inline constexpr std::uint16_t flag_conflict = 8;
 
 struct record {
   msg_type type;

@@ -5,7 +5,9 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <limits>
 #include <map>
+#include <span>
 #include <string>
 #include <thread>
 
@@ -15,6 +17,7 @@
 #include "platform/stderr_drain.hpp"
 #include "global/mpi_call.hpp"
 #include "hytask/core/spawn.hpp"
+#include "hytask/comm/collectives.hpp"
 #include "hytask/comm/error.hpp"
 #include "hytask/errors.hpp"
 #include "hytask/global/memory.hpp"
@@ -333,7 +336,11 @@ void global_system::completed(hytask::detail::task* t) {
 // predecessor that failed would; one that was cancelled makes it cancelled (no failure).
 void global_system::release(void* task, std::uint16_t inherited) {
   std::exception_ptr skip;
-  if (inherited & flag_failed)
+  if (inherited & flag_conflict)
+    skip = std::make_exception_ptr(usage_error(
+        "hytask: a task was skipped: its global access conflicts with another rank's in the same "
+        "phase (every rank's collective wait_all reports the conflict)"));
+  else if (inherited & flag_failed)
     skip = std::make_exception_ptr(std::runtime_error(
         "hytask: a task was skipped: a task it depends on through a global dependency failed on "
         "another rank (that rank reports the failure)"));
@@ -404,11 +411,34 @@ void global_system::after_wait_all() {
   // Nothing more can come before every rank has passed the barrier: retire the receives,
   // so that nothing stays pending between epochs.
   am_->close();
-  am_->barrier();
+  const std::string conflict = share_conflicts();  // also the barrier
   engine_.reset();
   ++epochs_;
   fences_ = 0;
   am_->set_activity("hytask global dependencies");
+  if (!conflict.empty()) throw usage_error(conflict);
+}
+
+// Conflicts are found by the owner of the location, while it matches; every rank learns of
+// them here, where all ranks are: the lowest rank that found one sends its first to all.
+// An allreduce, so also the barrier that ends the epoch; a broadcast only after a conflict.
+std::string global_system::share_conflicts() {
+  const std::vector<std::string> mine = engine_.take_conflicts();
+  const int rank = engine_.rank();
+  int reporter = mine.empty() ? std::numeric_limits<int>::max() : rank;
+  hytask::mpi::allreduce(std::span(&reporter, 1), MPI_MIN, data_comm_);
+  if (reporter == std::numeric_limits<int>::max()) return {};
+  std::string text;
+  if (reporter == rank) {
+    text = mine.front();
+    if (mine.size() > 1) text += " (rank " + std::to_string(rank) + " found " + std::to_string(mine.size() - 1) +
+                                 " more conflict" + (mine.size() > 2 ? "s" : "") + " in this epoch)";
+  }
+  long length = static_cast<long>(text.size());
+  hytask::mpi::bcast(&length, 1, MPI_LONG, reporter, data_comm_);
+  text.resize(static_cast<std::size_t>(length));
+  hytask::mpi::bcast(text.data(), length, MPI_CHAR, reporter, data_comm_);
+  return text;
 }
 
 namespace {

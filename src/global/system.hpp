@@ -86,6 +86,7 @@ class global_system final : public engine_host {
   std::uint64_t label(round_kind k) const;
   void close_phase(round_kind k);
   void phases_differ(const std::vector<std::uint64_t>& labels);
+  std::string share_conflicts();
   void try_match();
   void failed(std::exception_ptr e);
   void notify();

@@ -209,11 +209,14 @@ void wait_all() {
   try {
     core::scheduler::instance()->wait_children(w);
   } catch (...) {
+    const std::exception_ptr children = std::current_exception();
     try {
       hooks.after(hooks.ctx);
-    } catch (...) {  // the children's failure is the one to report
+    } catch (const usage_error&) {
+      throw;  // a misuse the layer found job-wide (a conflict) explains the children's failures
+    } catch (...) {  // otherwise the children's failure is the one to report
     }
-    throw;
+    std::rethrow_exception(children);
   }
   hooks.after(hooks.ctx);
 }
