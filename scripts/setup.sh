@@ -51,6 +51,7 @@ install_missing_packages() {
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
+# configure_and_build [TARGET...]: everything, or only the targets named.
 configure_and_build() {
   local generator=()
   command -v ninja >/dev/null && generator=(-G Ninja)
@@ -59,7 +60,7 @@ configure_and_build() {
   cmake -S "$HYTASK_ROOT" -B "$HYTASK_BUILD_DIR" "${generator[@]}" \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo ${HYTASK_CMAKE_ARGS:-} >/dev/null
   log "building (this takes a few minutes the first time)"
-  cmake --build "$HYTASK_BUILD_DIR" --parallel "$(nproc)"
+  cmake --build "$HYTASK_BUILD_DIR" --parallel "$(nproc)" ${1:+--target "$@"}
 }
 
 if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then

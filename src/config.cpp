@@ -158,13 +158,34 @@ std::string quoted_choices(const std::array<const char*, N>& names) {
   return s;
 }
 
+// Under Slurm, HYTASK_THREADS defaults to the CPUs the job gave each task (--cpus-per-task),
+// which Slurm's task binding may not express as an affinity mask (TaskPlugin=task/none,
+// --cpu-bind=none). Never more than the CPUs the process may run on: Slurm 22.05's srun does
+// not inherit sbatch's --cpus-per-task, yet its tasks see the batch job's variable while
+// bound to one CPU each.
+constexpr const char* slurm_cpus_variable = "SLURM_CPUS_PER_TASK";
+
+std::optional<unsigned> slurm_cpus_per_task() {
+  const char* v = std::getenv(slurm_cpus_variable);
+  if (v == nullptr) return std::nullopt;
+  auto n = parse_uint(v);
+  if (!n || *n < 1 || *n > 4096) return std::nullopt;
+  return static_cast<unsigned>(*n);
+}
+
+unsigned default_threads() {
+  if (auto n = slurm_cpus_per_task()) return std::min(*n, std::max(1u, core::topology::get().pus));
+  return std::max(1u, core::topology::get().cores);
+}
+
 const std::vector<knob>& knobs() {
   static const auto progress_names = progress_policy_names();
   static const std::string progress_allowed = quoted_choices(progress_names);
   static const std::vector<knob> table = {
       {"HYTASK_THREADS", "threads", "'auto' or an integer from 1 to 4096",
-       "worker threads, main included (auto: one per core available to the process)",
-       [](settings& s) { s.threads = std::max(1u, core::topology::get().cores); },
+       "worker threads, main included (auto: one per core available to the process); unset, "
+       "SLURM_CPUS_PER_TASK when Slurm sets it (at most the CPUs available), else auto",
+       [](settings& s) { s.threads = default_threads(); },
        [](const std::string& t, settings& s) {
          if (lower(trim(t)) == "auto") {
            s.threads = std::max(1u, core::topology::get().cores);
@@ -383,6 +404,14 @@ const std::vector<knob>& knobs() {
           hytask::order_check::warn, &config::order_check, &settings::order_check,
           {"warn", "error", "off"},
           {hytask::order_check::warn, hytask::order_check::error, hytask::order_check::off}),
+
+      number_knob<unsigned>(
+          "HYTASK_VERBOSE", "verbose",
+          "an integer from 0 to 3 (0 errors only, 1 warnings, 2 info, 3 debug)",
+          "which of hytask's own messages reach stderr, each line prefixed 'hytask[rank R]: ' "
+          "('hytask: ' outside an MPI job) and the level: errors always, then warnings, "
+          "information on the runtime's set-up, debugging detail",
+          1, 0, 3, &config::verbose, &settings::verbose),
   };
   return table;
 }
@@ -405,6 +434,14 @@ settings resolve_all(const config& c, std::vector<std::string>* sources) {
         throw config_error(std::string(k.variable) + "='" + env + "' is invalid: expected " +
                            k.allowed + ". Fix or unset the variable.");
       source = "environment";
+    } else if (std::string(k.variable) == "HYTASK_THREADS") {
+      if (const char* slurm = std::getenv(slurm_cpus_variable)) {
+        if (!slurm_cpus_per_task())
+          throw config_error(std::string(slurm_cpus_variable) + "='" + slurm +
+                             "' is not an integer from 1 to 4096, and HYTASK_THREADS defaults "
+                             "to it under Slurm: set HYTASK_THREADS, or fix the variable.");
+        source = "slurm";  // SLURM_CPUS_PER_TASK
+      }
     }
     if (sources) sources->push_back(source);
   }

@@ -10,6 +10,7 @@
 #include <string>
 #include <thread>
 
+#include "platform/messages.hpp"
 #include "platform/stderr_drain.hpp"
 #include "hytask/comm/error.hpp"
 #include "hytask/errors.hpp"
@@ -55,7 +56,6 @@ std::string hytask_message(std::exception_ptr e) {
     if (previous != nullptr) previous();
     std::abort();
   }
-  if (msg.rfind("hytask", 0) != 0) msg = "hytask: " + msg;
   int init = 0, fin = 0;
   MPI_Initialized(&init);
   MPI_Finalized(&fin);
@@ -69,8 +69,7 @@ std::string hytask_message(std::exception_ptr e) {
   const bool mpi_up = init && !fin;
   const int rank = job_rank(mpi_up);
   if (rank > 0) std::this_thread::sleep_for(std::chrono::seconds(2));
-  std::fprintf(stderr, "%s\n", msg.c_str());
-  std::fflush(stderr);
+  core::message_as(core::verbosity::error, rank, msg);
   core::wait_until_stderr_read();
   if (mpi_up) MPI_Abort(MPI_COMM_WORLD, 1);
   std::_Exit(1);

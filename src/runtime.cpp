@@ -2,6 +2,8 @@
 // and the scheduler, and stops them in the reverse order.
 #include "hytask/runtime.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -10,8 +12,10 @@
 
 #include "affinity_report.hpp"
 #include "comm/comm.hpp"
+#include "comm/message_rank.hpp"
 #include "comm/progress_registry.hpp"
 #include "core/face.hpp"
+#include "platform/messages.hpp"
 #include "platform/topology.hpp"
 #include "fatal_errors.hpp"
 #include "global/system.hpp"
@@ -52,22 +56,31 @@ std::string trace_path(const std::string& path, int rank, int size) {
 // Allowed — oversubscribed tests do it on purpose — but said once, on one rank.
 constexpr unsigned threads_per_core_warned = 8;
 
-// The launcher's rank of this process before MPI is up (0 when there is none).
-int rank_hint() {
-  for (const char* v : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
-    if (const char* r = std::getenv(v)) return std::atoi(r);
-  return 0;
+void warn_about_threads(unsigned threads) {
+  const unsigned cores = std::max(1u, core::topology::get().cores);
+  if (threads <= threads_per_core_warned * cores) return;
+  core::messagef_once_per_job(
+      core::verbosity::warning,
+      "HYTASK_THREADS=%u is more than %u times the %u core(s) this process may run on: the "
+      "workers only take turns on them, and every task switch costs a context switch (expect "
+      "it many times slower); use HYTASK_THREADS=auto (one per core) unless oversubscribing on "
+      "purpose",
+      threads, threads_per_core_warned, cores);
 }
 
-void warn_about_threads(unsigned threads, int rank) {
-  const unsigned cores = std::max(1u, core::topology::get().cores);
-  if (threads <= threads_per_core_warned * cores || rank != 0) return;
-  std::fprintf(stderr,
-               "hytask: warning: HYTASK_THREADS=%u is more than %u times the %u core(s) this "
-               "process may run on: the workers only take turns on them, and every task switch "
-               "costs a context switch (expect it many times slower); use HYTASK_THREADS=auto "
-               "(one per core) unless oversubscribing on purpose\n",
-               threads, threads_per_core_warned, cores);
+// HYTASK_VERBOSE=2 and 3: what the runtime set up, once per job and then per rank.
+void describe_start(const hytask::settings& s, bool with_mpi, int size) {
+  if (core::message_enabled(core::verbosity::info)) {
+    std::string text = "runtime started: " + std::to_string(s.threads) + " worker(s) per process";
+    if (with_mpi)
+      text += ", " + std::to_string(size) + " rank(s), HYTASK_MPI_MODE=" +
+              detail::knob_text(s, "HYTASK_MPI_MODE") +
+              ", HYTASK_PROGRESS=" + detail::knob_text(s, "HYTASK_PROGRESS");
+    text += ", HYTASK_PIN=" + detail::knob_text(s, "HYTASK_PIN");
+    core::message_once_per_job(core::verbosity::info, text);
+  }
+  core::messagef(core::verbosity::debug, "pid %d, %s", static_cast<int>(getpid()),
+                 core::topology::get().description.c_str());
 }
 
 }  // namespace
@@ -79,12 +92,14 @@ const hytask::settings* detail::runtime_settings() noexcept {
 void runtime::impl::start(const config& cfg, int* argc, char*** argv) {
   // An uncaught hytask exception prints its message and exits 1 instead of a core dump.
   hytask::detail::install_fatal_error_handler();
+  mpi::detail::install_message_rank();  // messages carry the rank from here on
   if (core::scheduler_alive())
     throw usage_error(
         "hytask: a hytask::runtime already exists; create exactly one, in main, and keep it "
         "alive while tasks run");
   settings = settings::resolve(cfg);
-  warn_about_threads(settings.threads, rank_hint());
+  core::set_verbosity(static_cast<int>(settings.verbose));
+  warn_about_threads(settings.threads);
   global::detail::configure(settings.phase_window);
   // MPI first (a rank names the trace; funneled mode starts its MPI thread here), then the
   // trace, the workers, and the progress hooks that join them.
@@ -114,6 +129,7 @@ void runtime::impl::start(const config& cfg, int* argc, char*** argv) {
   }
   // Before the program's first task: nothing reads it until a task runs.
   g_settings.store(&settings, std::memory_order_release);
+  describe_start(settings, comm != nullptr, size);
   if (settings.display_affinity) hytask::detail::print_affinity_report(settings, comm != nullptr, rank, size);
 }
 
@@ -162,15 +178,15 @@ runtime::~runtime() {
   try {
     shutdown();
   } catch (const std::exception& e) {
-    std::fprintf(stderr,
-                 "hytask: a task threw an exception that no wait_all collected: %s\n"
-                 "hytask: call hytask::wait_all() or runtime::shutdown() to handle it.\n",
-                 e.what());
+    core::messagef(core::verbosity::error,
+                   "a task threw an exception that no wait_all collected: %s\n"
+                   "call hytask::wait_all() or runtime::shutdown() to handle it.",
+                   e.what());
     std::terminate();
   } catch (...) {
-    std::fprintf(stderr,
-                 "hytask: a task threw a non-standard exception that no wait_all collected.\n"
-                 "hytask: call hytask::wait_all() or runtime::shutdown() to handle it.\n");
+    core::message(core::verbosity::error,
+                  "a task threw a non-standard exception that no wait_all collected.\n"
+                  "call hytask::wait_all() or runtime::shutdown() to handle it.");
     std::terminate();
   }
 }

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdint>
+#include <cstdlib>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -17,11 +18,17 @@
 
 namespace hytask_apps {
 
-// The cores this rank may run on, shared with the other ranks of its node.
+// The cores this rank may run on, shared with the other ranks of its node; under Slurm the
+// CPUs each task was given (--cpus-per-task), at most those it may run on, as the runtime's
+// HYTASK_THREADS default does.
 inline int default_threads(MPI_Comm world) {
   cpu_set_t set;
   CPU_ZERO(&set);
   const int cores = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+  if (const char* v = std::getenv("SLURM_CPUS_PER_TASK")) {
+    const int n = std::atoi(v);
+    if (n >= 1 && n <= 4096) return std::min(n, std::max(1, cores));
+  }
   MPI_Comm node;
   MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
   int local = 1;

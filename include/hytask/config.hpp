@@ -59,6 +59,7 @@ struct config {
   std::optional<unsigned> phase_window{};       // HYTASK_PHASE_WINDOW: active global phases
   std::optional<std::size_t> rename_max_bytes{};  // HYTASK_RENAME_MAX_BYTES: memory of versions
   std::optional<hytask::graph_placement> graph_placement{};  // HYTASK_GRAPH_PLACEMENT: auto | steal | owner
+  std::optional<unsigned> verbose{};            // HYTASK_VERBOSE: 0 errors .. 3 debug messages
 };
 
 // Every knob resolved: explicit config field, else HYTASK_* variable, else the default.
@@ -91,6 +92,7 @@ struct settings {
   unsigned phase_window = 0;
   std::size_t rename_max_bytes = 0;
   hytask::graph_placement graph_placement = hytask::graph_placement::automatic;
+  unsigned verbose = 1;
 
   // Throws config_error on the first invalid value.
   static settings resolve(const config& explicit_values = {});
@@ -100,7 +102,7 @@ struct settings {
 struct knob_info {
   std::string variable;  // HYTASK_...
   std::string value;     // resolved value, as text
-  std::string source;    // "default", "environment" or "config"
+  std::string source;    // "default", "environment", "config", "slurm" (SLURM_CPUS_PER_TASK)
   std::string allowed;   // the accepted values
   std::string help;      // one line
 };

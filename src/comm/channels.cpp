@@ -15,6 +15,7 @@
 
 #include "core/face.hpp"
 #include "hytask/errors.hpp"
+#include "platform/messages.hpp"
 
 namespace hytask::mpi::detail {
 
@@ -191,7 +192,7 @@ void check_post_order(const operation* op, hytask::order_check mode, int rank) {
   }
   if (!report) return;
   const std::string msg =
-      "hytask: rank " + std::to_string(rank) + ": task '" +
+      std::string("task '") +
       (op->task_name ? op->task_name : "(unnamed)") + "' (spawned " + ordinal(seq) +
       " by its parent) posts " + mpi_call_name(op->what) + " after task '" +
       (later_name ? later_name : "(unnamed)") + "' (spawned " + ordinal(later_seq) +
@@ -202,9 +203,9 @@ void check_post_order(const operation* op, hytask::order_check mode, int rank) {
       ". Declare hytask::mpi::" +
       (coll ? "collective(comm)" : dir ? "recv_channel(peer, tag)" : "send_channel(peer, tag)") +
       " on these tasks: they then post in spawn order (HYTASK_ORDER_CHECK=warn|error|off)";
-  if (coll || mode == hytask::order_check::error) throw usage_error(msg);
-  std::fprintf(stderr, "%s\n", msg.c_str());
-  std::fflush(stderr);
+  if (coll || mode == hytask::order_check::error)
+    throw usage_error("hytask: rank " + std::to_string(rank) + ": " + msg);
+  core::message(core::verbosity::warning, msg);
 }
 
 }  // namespace hytask::mpi::detail

@@ -14,6 +14,7 @@
 #include "comm/channels.hpp"
 #include "comm/comm.hpp"
 #include "comm/error_handler.hpp"
+#include "comm/message_rank.hpp"
 #include "comm/progress_registry.hpp"
 #include "core/face.hpp"
 #include "hytask/errors.hpp"
@@ -107,6 +108,7 @@ void comm_system::initialise(int* argc, char*** argv) {
   MPI_Comm_set_errhandler(world_, MPI_ERRORS_RETURN);
   MPI_Comm_rank(world_, &rank_);
   MPI_Comm_size(world_, &size_);
+  note_message_rank(rank_);
   try {
     policy_->mpi_ready(world_);
     jobs_.initialise(world_);

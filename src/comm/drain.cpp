@@ -7,6 +7,7 @@
 
 #include "comm/comm.hpp"
 #include "core/face.hpp"
+#include "platform/messages.hpp"
 
 namespace hytask::mpi::detail {
 
@@ -24,11 +25,11 @@ void comm_system::drain() {
     }
     std::this_thread::sleep_for(std::chrono::microseconds(50));
     if (!warned && core::now_ns() - start > 10'000'000'000LL) {
-      std::fprintf(stderr,
-                   "hytask: rank %d: %zu MPI operation(s) still pending at shutdown; waiting for "
-                   "them before MPI_Finalize (HYTASK_WATCHDOG_S makes hytask abort instead of "
-                   "waiting forever)\n",
-                   rank_, engine_.pending());
+      core::messagef(core::verbosity::warning,
+                     "%zu MPI operation(s) still pending at shutdown; waiting for them before "
+                     "MPI_Finalize (HYTASK_WATCHDOG_S makes hytask abort instead of waiting "
+                     "forever)",
+                     engine_.pending());
       warned = true;
     }
   }

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "platform/messages.hpp"
 #include "platform/stderr_drain.hpp"
 
 namespace hytask::mpi::detail {
@@ -58,9 +59,8 @@ void forward(MPI_Comm* comm, int* code, ...) {
   if (MPI_Error_string(*code, text, &len) != MPI_SUCCESS) len = 0;
   text[len] = '\0';
   const bool fatal = prev == MPI_ERRORS_ARE_FATAL;
-  std::fprintf(stderr, "MPI error in a call of the program (%s): %s\n",
-               fatal ? "MPI_ERRORS_ARE_FATAL" : "MPI_ERRORS_ABORT", text);
-  std::fflush(stderr);
+  core::messagef(core::verbosity::error, "MPI error in a call of the program (%s): %s",
+                 fatal ? "MPI_ERRORS_ARE_FATAL" : "MPI_ERRORS_ABORT", text);
   core::wait_until_stderr_read();
   MPI_Abort(fatal ? MPI_COMM_WORLD : *comm, *code);
 }

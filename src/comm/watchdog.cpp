@@ -17,6 +17,7 @@
 #include "core/face.hpp"
 #include "platform/cpu_wait.hpp"
 #include "platform/futex.hpp"
+#include "platform/messages.hpp"
 #include "platform/stderr_drain.hpp"
 
 namespace hytask::mpi::detail {
@@ -56,14 +57,13 @@ void comm_system::watchdog_main() {
       polls_at = engine_.polls();
     }
     if (v == stall_watch::verdict::starved) {
-      std::fprintf(stderr,
-                   "hytask watchdog: rank %d: nothing has progressed for %.1f s, but this "
-                   "rank did not run for %.1f s of it (stopped, or kept off the CPUs by other "
-                   "threads): not counted as a hang (watching again, %d of %d)\n",
-                   rank_, static_cast<double>(watch.window_ns()) * 1e-9,
-                   static_cast<double>(watch.unrun_ns()) * 1e-9, watch.extensions(),
-                   watch.max_extensions());
-      std::fflush(stderr);
+      core::messagef(core::verbosity::warning,
+                     "watchdog: nothing has progressed for %.1f s, but this rank did not run "
+                     "for %.1f s of it (stopped, or kept off the CPUs by other threads): not "
+                     "counted as a hang (watching again, %d of %d)",
+                     static_cast<double>(watch.window_ns()) * 1e-9,
+                     static_cast<double>(watch.unrun_ns()) * 1e-9, watch.extensions(),
+                     watch.max_extensions());
     } else if (v == stall_watch::verdict::hung) {
       std::string report;
       std::size_t n = 0;
@@ -90,9 +90,9 @@ void comm_system::watchdog_main() {
       const std::int64_t delay = delay_at < 0 ? -1 : core::process_run_delay_ns();
       const double pressure = core::node_cpu_pressure_pct();
       int len = std::snprintf(cpu, sizeof cpu,
-                              "hytask watchdog: rank %d: since the stall began it polled %" PRIu64
+                              "watchdog: since the stall began it polled %" PRIu64
                               " times",
-                              rank_, engine_.polls() - polls_at);
+                              engine_.polls() - polls_at);
       if (delay >= 0 && len > 0 && len < static_cast<int>(sizeof cpu))
         len += std::snprintf(cpu + len, sizeof cpu - len,
                              ", its threads waited %.1f s in all for a CPU",
@@ -106,14 +106,12 @@ void comm_system::watchdog_main() {
                              "; %.1f s before that were not counted (the rank did not run)",
                              static_cast<double>(watch.starved_ns()) * 1e-9);
       if (len > 0 && len < static_cast<int>(sizeof cpu) - 1) std::strcat(cpu, "\n");
-      std::fprintf(stderr,
-                   "hytask watchdog: rank %d: nothing has progressed for %u s (no task started "
-                   "or finished, no MPI operation completed); %zu MPI operation(s) pending, "
-                   "%" PRId64 " task(s) in flight:\n%s%s"
-                   "hytask watchdog: rank %d: aborting the job (HYTASK_WATCHDOG_S=%u)\n",
-                   rank_, settings_.watchdog_s, n, core::tasks_in_flight(), report.c_str(), cpu,
-                   rank_, settings_.watchdog_s);
-      std::fflush(stderr);
+      core::messagef(core::verbosity::error,
+                     "watchdog: nothing has progressed for %u s (no task started or finished, "
+                     "no MPI operation completed); %zu MPI operation(s) pending, %" PRId64
+                     " task(s) in flight:\n%s%swatchdog: aborting the job (HYTASK_WATCHDOG_S=%u)",
+                     settings_.watchdog_s, n, core::tasks_in_flight(), report.c_str(), cpu,
+                     settings_.watchdog_s);
       core::wait_until_stderr_read();
       MPI_Abort(MPI_COMM_WORLD, 3);
       std::abort();

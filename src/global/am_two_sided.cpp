@@ -10,6 +10,7 @@
 #include "global/messages.hpp"
 #include "global/mpi_call.hpp"
 #include "hytask/comm/error.hpp"
+#include "platform/messages.hpp"
 
 namespace hytask::global::detail {
 
@@ -71,7 +72,7 @@ am_two_sided::~am_two_sided() {
     if (open_) close();
     blocking_mpi("MPI_Comm_free", -1, [&] { return MPI_Comm_free(&comm_); });
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "hytask: closing the global layer's messages: %s\n", e.what());
+    core::messagef(core::verbosity::warning, "closing the global layer's messages: %s", e.what());
   }
 }
 

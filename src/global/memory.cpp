@@ -19,6 +19,7 @@
 #include "hytask/core/spawn.hpp"
 #include "hytask/core/task_options.hpp"
 #include "hytask/errors.hpp"
+#include "platform/messages.hpp"
 
 namespace hytask::detail {
 
@@ -187,7 +188,8 @@ void global_memory::detach(bool unwinding) {
       return MPI_Win_free(&win_);
     });
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "hytask: releasing %s at the runtime's end: %s\n", name().c_str(), e.what());
+    core::messagef(core::verbosity::warning, "releasing %s at the runtime's end: %s",
+                   name().c_str(), e.what());
   }
   win_ = MPI_WIN_NULL;
 }
@@ -203,8 +205,8 @@ global_memory::~global_memory() {
       return MPI_Win_free(&win_);
     });
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "hytask: freeing a %s: %s (destroy PGAS objects before the runtime)\n",
-                 kind_, e.what());
+    core::messagef(core::verbosity::warning,
+                   "freeing a %s: %s (destroy PGAS objects before the runtime)", kind_, e.what());
   }
 }
 

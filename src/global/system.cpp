@@ -14,6 +14,7 @@
 #include "comm/comm.hpp"
 #include "comm/operation.hpp"
 #include "core/face.hpp"
+#include "platform/messages.hpp"
 #include "platform/stderr_drain.hpp"
 #include "global/mpi_call.hpp"
 #include "hytask/core/spawn.hpp"
@@ -96,7 +97,7 @@ global_system::~global_system() {
   try {
     blocking_mpi("MPI_Comm_free", -1, [&] { return MPI_Comm_free(&data_comm_); });
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "hytask: closing the global layer: %s\n", e.what());
+    core::messagef(core::verbosity::warning, "closing the global layer: %s", e.what());
   }
 }
 
@@ -123,13 +124,13 @@ void global_system::detach_live_objects(bool unwinding) {
     for (auto& [id, m] : objects_) live.push_back(m);
   }
   for (hytask::detail::global_memory* m : live) {
-    if (engine_.rank() == 0 && !unwinding)
-      std::fprintf(stderr,
-                   "hytask: %s is still alive at the runtime's end: destroy PGAS objects before "
-                   "the runtime (create hytask::runtime first in main, so that it ends last). "
-                   "Its window is released now; afterwards only local() may be used (it keeps "
-                   "this rank's last values)\n",
-                   m->name().c_str());
+    if (!unwinding)  // every rank has the same objects
+      core::messagef_once_per_job(
+          core::verbosity::warning,
+          "%s is still alive at the runtime's end: destroy PGAS objects before the runtime "
+          "(create hytask::runtime first in main, so that it ends last). Its window is released "
+          "now; afterwards only local() may be used (it keeps this rank's last values)",
+          m->name().c_str());
     m->detach(unwinding);
   }
 }
@@ -532,9 +533,7 @@ void global_system::failed(std::exception_ptr e) {
     what = x.what();
   } catch (...) {
   }
-  std::fprintf(stderr, "%s\nhytask: rank %d: ending the job (global dependencies)\n", what.c_str(),
-               engine_.rank());
-  std::fflush(stderr);
+  core::message(core::verbosity::error, what + "\nending the job (global dependencies)");
   core::wait_until_stderr_read();  // the launcher forwards it before the abort kills us
   MPI_Abort(MPI_COMM_WORLD, 1);
 }

@@ -13,6 +13,7 @@
 #include "comm/polling_period.hpp"
 #include "platform/clock.hpp"
 #include "platform/futex.hpp"
+#include "platform/messages.hpp"
 #include "platform/thread_name.hpp"
 #include "platform/topology.hpp"
 #include "trace/trace.hpp"
@@ -131,10 +132,10 @@ void agent::run() {
           row.state.store(row_detached, std::memory_order_release);
           view& v = views[static_cast<std::size_t>(r)];
           if (!v.reported)
-            std::fprintf(stderr,
-                         "hytask node agent: rank %d (pid %d) on this node ended without "
-                         "shutting its runtime down; the agent no longer serves it\n",
-                         row.world_rank, static_cast<int>(pid));
+            core::messagef(core::verbosity::warning,
+                           "node agent: rank %d (pid %d) on this node ended without shutting "
+                           "its runtime down; the agent no longer serves it",
+                           row.world_rank, static_cast<int>(pid));
           v.reported = true;
         }
       }

@@ -17,6 +17,7 @@
 #include "node/node_table.hpp"
 #include "node/progress_node.hpp"
 #include "platform/clock.hpp"
+#include "platform/messages.hpp"
 #include "trace/trace.hpp"
 
 namespace hytask::mpi::detail {
@@ -118,8 +119,8 @@ class progress_node final : public progress_policy_impl {
     return table_->header().agent_running.load(std::memory_order_acquire) != 0;
   }
 
-  // One line per rank, written by one fprintf (stderr is unbuffered: one write), so that the
-  // reports of ranks sharing a terminal or a pipe do not interleave mid-line.
+  // One line per rank, written at once, so that the reports of ranks sharing a terminal or
+  // a pipe do not interleave mid-line.
   void print_stats() {
     node::node_row& me = table_->mine();
     const std::uint64_t wakes = me.wakes.load(), futile = me.futile.load();
@@ -127,11 +128,10 @@ class progress_node final : public progress_policy_impl {
     if (table_->local_rank() == 0)
       std::snprintf(agent, sizeof agent, "; agent CPU %.3f ms",
                     static_cast<double>(table_->header().agent_cpu_ns.load()) / 1e6);
-    std::fprintf(stderr,
-                 "hytask node: rank %d (local %d of %d): %" PRIu64 " wakes, %" PRIu64
-                 " futile (%.1f %%), %" PRIu64 " suppressed (inside MPI), %" PRIu64
-                 " completing; %" PRIu64 " polls by the rank itself%s\n",
-                 c_.rank(), table_->local_rank(), table_->local_size(), wakes, futile,
+    core::reportf("node: local %d of %d: %" PRIu64 " wakes, %" PRIu64
+                  " futile (%.1f %%), %" PRIu64 " suppressed (inside MPI), %" PRIu64
+                  " completing; %" PRIu64 " polls by the rank itself%s",
+                  table_->local_rank(), table_->local_size(), wakes, futile,
                  wakes ? 100.0 * static_cast<double>(futile) / static_cast<double>(wakes) : 0.0,
                  me.suppressed.load(), me.completed.load(),
                  me.engine_polls.load() - me.woken_polls.load(), agent);

@@ -22,6 +22,7 @@
 
 #include "omp/layer.hpp"
 #include "omp/scheduling_point.hpp"
+#include "platform/messages.hpp"
 
 namespace {
 
@@ -109,8 +110,9 @@ extern "C" void GOMP_task(task_fn fn, void* data, copy_fn cpyfn, long arg_size, 
                           bool if_clause, unsigned flags, void** depend, int priority, void* detach) {
   const gomp_task_fn real = real_gomp_task();
   if (real == nullptr) {
-    std::fprintf(stderr, "hytask_omp: GOMP_task called, but no OpenMP runtime after hytask_omp defines it "
-                         "(dlsym(RTLD_NEXT) found none): link the program with -fopenmp\n");
+    hytask::core::message(hytask::core::verbosity::error,
+                          "hytask_omp: GOMP_task called, but no OpenMP runtime after hytask_omp "
+                          "defines it (dlsym(RTLD_NEXT) found none): link the program with -fopenmp");
     std::abort();
   }
   if (!hytask::omp::detail::the_layer().task_hooks.load(std::memory_order_relaxed)) {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "platform/clock.hpp"
+#include "platform/messages.hpp"
 #include "platform/stderr_drain.hpp"
 #include "hytask/errors.hpp"
 #include "omp/session_progress.hpp"
@@ -51,11 +52,7 @@ void hand_over(mpi::detail::operation* op) {
 }
 
 void fatal(const std::string& message) {
-  int rank = 0, initialised = 0;
-  MPI_Initialized(&initialised);
-  if (initialised) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  std::fprintf(stderr, "hytask: rank %d: %s\n", rank, message.c_str());
-  std::fflush(stderr);
+  core::message(core::verbosity::error, message);
   core::wait_until_stderr_read();  // the launcher forwards it before the abort ends us
   MPI_Abort(MPI_COMM_WORLD, 1);
   std::abort();

@@ -6,14 +6,15 @@
 #pragma once
 
 #if defined(HYTASK_ASSERTIONS)
-#include <cstdio>
 #include <cstdlib>
+
+#include "platform/messages.hpp"
 
 namespace hytask::core {
 [[noreturn]] inline void assertion_failed(const char* cond, const char* why, const char* file,
                                           int line) {
-  std::fprintf(stderr, "hytask: internal error at %s:%d: %s (%s). Please report it.\n", file,
-               line, why, cond);
+  messagef(verbosity::error, "internal error at %s:%d: %s (%s). Please report it.", file, line,
+           why, cond);
   std::abort();
 }
 }  // namespace hytask::core

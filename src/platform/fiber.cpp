@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "platform/cpu.hpp"
+#include "platform/messages.hpp"
 
 #ifdef HYTASK_ASAN
 #include <sanitizer/asan_interface.h>
@@ -131,7 +132,16 @@ void segv_handler(int sig, siginfo_t* info, void* uctx) {
   if (f && info && f->in_guard(info->si_addr)) {
     char msg[512];
     std::size_t p = 0;
-    p = append(msg, p, sizeof msg, "hytask: stack overflow in ");
+    // The format of messages.hpp, built without allocating (a signal handler).
+    const int rank = message_rank();
+    if (rank >= 0) {
+      p = append(msg, p, sizeof msg, "hytask[rank ");
+      p = append_num(msg, p, sizeof msg, static_cast<std::size_t>(rank));
+      p = append(msg, p, sizeof msg, "]: ");
+    } else {
+      p = append(msg, p, sizeof msg, "hytask: ");
+    }
+    p = append(msg, p, sizeof msg, "error: stack overflow in ");
     if (g_describe) p += g_describe(msg + p, sizeof msg - p);
     p = append(msg, p, sizeof msg, " (task stacks are ");
     p = append_num(msg, p, sizeof msg, g_stack_size_for_msg / 1024);

@@ -38,10 +38,10 @@ done
 ((status != 124)) || fail "the job did not end within ${job_timeout} s (status 124)"
 ((status == 0)) || fail "the scenarios failed under HYTASK_PROGRESS=node across two nodes (status $status)"
 for r in 0 1 2 3; do
-  grep -qE "hytask node: rank $r \(local [01] of 2\)" "$out" \
+  grep -qE "^hytask\[rank $r\]: node: local [01] of 2:" "$out" \
     || fail "rank $r did not report itself as one of 2 ranks of its node"
 done
 # One agent per node: two ranks print the agent's CPU.
-agents=$(grep -cE "hytask node: rank [0-3] \(local 0 of 2\).*agent CPU" "$out")
+agents=$(grep -cE "^hytask\[rank [0-3]\]: node: local 0 of 2:.*agent CPU" "$out")
 ((agents == 2)) || fail "$agents agents reported, expected one per node (2)"
 echo "node_scenarios_test: ok"

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <sched.h>
+
 #include <cstdlib>
 #include <string>
 
@@ -20,6 +22,26 @@ struct env_guard {
   std::string old_;
   bool had_ = false;
 };
+
+// Unsets a variable for a scope (restoring it after).
+struct env_unset {
+  explicit env_unset(const char* name) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
+    ::unsetenv(name);
+  }
+  ~env_unset() {
+    if (had_) ::setenv(name_, old_.c_str(), 1);
+  }
+  const char* name_;
+  std::string old_;
+  bool had_ = false;
+};
+
+std::string source_of(const std::string& variable) {
+  for (const auto& k : hytask::describe_knobs())
+    if (k.variable == variable) return k.source;
+  return "";
+}
 
 std::string error_of(const hytask::config& c = {}) {
   try {
@@ -150,4 +172,61 @@ TEST(Config, RuntimeReportsResolvedSettings) {
   EXPECT_EQ(rt.settings().threads, 2u);
   EXPECT_EQ(rt.settings().max_tasks, 512u);
   EXPECT_EQ(hytask::worker_count(), 2u);
+}
+
+// Under Slurm, HYTASK_THREADS defaults to SLURM_CPUS_PER_TASK (--cpus-per-task); the
+// variable and the explicit field still win, and hytask-info names the source.
+TEST(Config, SlurmCpusPerTaskIsTheThreadsDefault) {
+  env_unset t("HYTASK_THREADS");
+  {
+    env_unset none("SLURM_CPUS_PER_TASK");
+    EXPECT_EQ(source_of("HYTASK_THREADS"), "default");
+  }
+  env_guard slurm("SLURM_CPUS_PER_TASK", "1");
+  EXPECT_EQ(hytask::settings::resolve().threads, 1u);
+  EXPECT_EQ(source_of("HYTASK_THREADS"), "slurm");
+  {
+    // At most the CPUs this process may run on (srun may bind a task to fewer).
+    env_guard many("SLURM_CPUS_PER_TASK", "4096");
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+    EXPECT_EQ(hytask::settings::resolve().threads, static_cast<unsigned>(CPU_COUNT(&set)));
+  }
+  {
+    env_guard explicit_env("HYTASK_THREADS", "2");
+    EXPECT_EQ(hytask::settings::resolve().threads, 2u);
+    EXPECT_EQ(source_of("HYTASK_THREADS"), "environment");
+  }
+  EXPECT_EQ(hytask::settings::resolve(hytask::config{.threads = 5}).threads, 5u);
+}
+
+TEST(Config, InvalidSlurmCpusPerTaskIsAnErrorOnlyWhenItWouldBeUsed) {
+  env_unset t("HYTASK_THREADS");
+  env_guard slurm("SLURM_CPUS_PER_TASK", "0");
+  const std::string msg = error_of();
+  EXPECT_NE(msg.find("SLURM_CPUS_PER_TASK='0'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("set HYTASK_THREADS"), std::string::npos) << msg;
+  env_guard explicit_env("HYTASK_THREADS", "2");
+  EXPECT_EQ(error_of(), "");
+  EXPECT_EQ(hytask::settings::resolve().threads, 2u);
+}
+
+TEST(Config, VerboseLevels) {
+  {
+    env_unset v("HYTASK_VERBOSE");
+    EXPECT_EQ(hytask::settings::resolve().verbose, 1u);  // warnings
+  }
+  for (const char* level : {"0", "1", "2", "3"}) {
+    env_guard v("HYTASK_VERBOSE", level);
+    EXPECT_EQ(hytask::settings::resolve().verbose, static_cast<unsigned>(std::atoi(level)));
+  }
+  for (const char* bad : {"4", "-1", "loud"}) {
+    env_guard v("HYTASK_VERBOSE", bad);
+    const std::string msg = error_of();
+    EXPECT_NE(msg.find(std::string("HYTASK_VERBOSE='") + bad + "' is invalid"), std::string::npos)
+        << msg;
+    EXPECT_NE(msg.find("from 0 to 3"), std::string::npos) << msg;
+  }
+  EXPECT_NE(error_of(hytask::config{.verbose = 9}).find("HYTASK_VERBOSE"), std::string::npos);
 }

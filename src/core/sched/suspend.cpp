@@ -7,6 +7,7 @@
 #include "core/sched/scheduler_internal.hpp"
 #include "core/ext/scope_ext.hpp"
 #include "core/deps/versions.hpp"
+#include "platform/messages.hpp"
 #include "trace/trace.hpp"
 
 namespace hytask::core {
@@ -186,11 +187,10 @@ void sched::rethrow_children_failures(task* t, const char* where) {
   const std::uint32_t skipped = t->children_skipped.exchange(0, std::memory_order_relaxed);
   t->has_error.store(false, std::memory_order_release);
   if (threw + skipped > 1) {
-    std::fprintf(stderr,
-                 "hytask: %s: %u tasks failed (%u threw, %u skipped because a task or request "
-                 "they depend on failed); rethrowing the first exception\n",
-                 where, threw + skipped, threw, skipped);
-    std::fflush(stderr);
+    messagef(verbosity::warning,
+             "%s: %u tasks failed (%u threw, %u skipped because a task or request they depend "
+             "on failed); rethrowing the first exception",
+             where, threw + skipped, threw, skipped);
   }
   std::rethrow_exception(e);
 }

@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "core/sched/scheduler.hpp"
+#include "platform/messages.hpp"
 
 namespace hytask::core {
 
@@ -33,10 +34,10 @@ const char* intern_name(std::string_view name) {
     if (it == names.end()) {
       if (names.size() >= max_names) {
         if (!warned) {
-          std::fprintf(stderr,
-                       "hytask: more than %zu distinct task names; further new names show as "
-                       "'(unnamed)'. Use a few names and put varying data elsewhere.\n",
-                       max_names);
+          messagef(verbosity::warning,
+                   "more than %zu distinct task names; further new names show as '(unnamed)'. "
+                   "Use a few names and put varying data elsewhere.",
+                   max_names);
           warned = true;
         }
         return "(unnamed)";

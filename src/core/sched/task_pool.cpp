@@ -10,6 +10,7 @@
 #include "platform/cpu.hpp"
 #include "core/deps/dependency.hpp"
 #include "platform/fiber.hpp"
+#include "platform/messages.hpp"
 #include "platform/stderr_drain.hpp"
 #include "core/sched/scheduler_internal.hpp"
 
@@ -136,13 +137,12 @@ fiber* scheduler::take_fiber(worker* w) {
     // A fiber is taken where a task or main suspends: it has posted an MPI operation into
     // its stack, or has children that refer to it. Throwing would unwind that stack while
     // others still write into it (a silent wrong answer), so this is fatal.
-    std::fprintf(stderr,
-                 "hytask: fatal: a task cannot suspend, no stack for a new fiber: %s. %zu fibers "
-                 "exist, each a stack of %zu KiB; this system affords about %zu. Lower "
-                 "HYTASK_MAX_TASKS (fewer tasks waiting at once) or HYTASK_STACK_SIZE, or raise "
-                 "the sysctl vm.max_map_count.\n",
-                 e.what(), live_fibers(), settings_.stack_size / 1024, fiber_limit());
-    std::fflush(stderr);
+    messagef(verbosity::error,
+             "a task cannot suspend, no stack for a new fiber: %s. %zu fibers exist, each a "
+             "stack of %zu KiB; this system affords about %zu. Lower HYTASK_MAX_TASKS (fewer "
+             "tasks waiting at once) or HYTASK_STACK_SIZE, or raise the sysctl "
+             "vm.max_map_count.",
+             e.what(), live_fibers(), settings_.stack_size / 1024, fiber_limit());
     wait_until_stderr_read();
     std::abort();
   }

@@ -7,6 +7,7 @@
 #include "platform/cpu.hpp"
 #include "platform/fiber.hpp"
 #include "core/sched/scheduler_internal.hpp"
+#include "platform/messages.hpp"
 
 namespace hytask::core {
 
@@ -94,15 +95,13 @@ void scheduler::throttle(worker* w) {
     throttle_extra_.store(grown, std::memory_order_relaxed);
     throttle_streak_.store(streak + 1, std::memory_order_relaxed);
   } else if (!throttle_capped_warned_.exchange(true, std::memory_order_relaxed)) {
-    std::fprintf(stderr,
-                 "hytask: spawning waits: the %lld tasks in flight wait for %zu suspended "
-                 "ones, and spawning more would take more fibers than this system affords "
-                 "(about %zu, a quarter of vm.max_map_count). If a suspended task waits for "
-                 "one not spawned yet, this is a deadlock: raise vm.max_map_count or "
-                 "restructure the program.\n",
-                 static_cast<long long>(inflight_.load(std::memory_order_relaxed)), live_fibers(),
-                 fiber_limit());
-    std::fflush(stderr);
+    messagef(verbosity::warning,
+             "spawning waits: the %lld tasks in flight wait for %zu suspended ones, and "
+             "spawning more would take more fibers than this system affords (about %zu, a "
+             "quarter of vm.max_map_count). If a suspended task waits for one not spawned yet, "
+             "this is a deadlock: raise vm.max_map_count or restructure the program.",
+             static_cast<long long>(inflight_.load(std::memory_order_relaxed)), live_fibers(),
+             fiber_limit());
   }
 }
 
