@@ -18,7 +18,7 @@ HYTASK_PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   libboost-context-dev libhwloc-dev
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
-  clang libomp-dev
+  clang libomp-dev gfortran
   openmpi-bin libopenmpi-dev mpich libmpich-dev
   libopenblas-dev liblapacke-dev hpcc
   libscalapack-openmpi-dev libscalapack-mpich-dev libstarpu-dev
