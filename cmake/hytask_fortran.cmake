@@ -17,7 +17,8 @@
 set(HYTASK_FORTRAN_MODULE_SOURCES
   ${PROJECT_SOURCE_DIR}/src/intercept/hytask_tasks.f90
   ${PROJECT_SOURCE_DIR}/src/omp/hytask_omp.f90)
-install(FILES ${HYTASK_FORTRAN_MODULE_SOURCES} DESTINATION ${CMAKE_INSTALL_DATADIR}/hytask/fortran)
+set(HYTASK_FORTRAN_INSTALL_DIR ${CMAKE_INSTALL_DATADIR}/hytask/fortran)  # HYTASK_FORTRAN_DIR in the package
+install(FILES ${HYTASK_FORTRAN_MODULE_SOURCES} DESTINATION ${HYTASK_FORTRAN_INSTALL_DIR})
 
 option(HYTASK_FORTRAN "Build and test the Fortran example (examples/fortran) when a Fortran compiler is found" ON)
 set(HYTASK_FORTRAN_BUILT OFF)

@@ -76,7 +76,12 @@ contains
       call MPI_Irecv(u(0, nloc + 1), n + 2, MPI_DOUBLE_PRECISION, right, 4, comm, r(2), ierr)
       call MPI_Isend(u(0, nloc), n + 2, MPI_DOUBLE_PRECISION, right, 3, comm, r(3), ierr)
       call MPI_Isend(u(0, 1), n + 2, MPI_DOUBLE_PRECISION, left, 4, comm, r(4), ierr)
+#if HYTASK_BINDING == 3
+      ierr = MPI_SUCCESS
+      call MPI_Waitall(4, r, MPI_STATUSES_IGNORE)  ! mpi_f08's ierror is optional
+#else
       call MPI_Waitall(4, r, MPI_STATUSES_IGNORE, ierr)
+#endif
     end if
     if (ierr /= MPI_SUCCESS) error stop "jacobi: the halo exchange failed"
   end subroutine
@@ -107,7 +112,13 @@ contains
     integer(c_int), value :: with_barrier
     integer :: ierr
     call reduce_residual()
+#if HYTASK_BINDING == 3
+    if (with_barrier /= 0) call MPI_Barrier(comm)
+    ierr = MPI_SUCCESS
+#else
     if (with_barrier /= 0) call MPI_Barrier(comm, ierr)
+#endif
+    if (ierr /= MPI_SUCCESS) error stop "jacobi: MPI_Barrier failed"
   end subroutine
 
 end module jacobi_grid

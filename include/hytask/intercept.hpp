@@ -29,7 +29,7 @@ struct counters {
   // Calls of the Fortran bindings (mpif.h, use mpi, use mpi_f08) that reached the library,
   // inside tasks or not: the bindings the library interposes (docs/intercept.md, Fortran).
   std::uint64_t fortran_calls = 0;
-  // Of those, the ones made inside tasks and handled there (also counted in in_tasks).
+  // Of those, the ones made inside tasks (with HYTASK_INTERCEPT=1 also counted in in_tasks).
   std::uint64_t fortran_in_tasks = 0;
 };
 

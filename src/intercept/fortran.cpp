@@ -31,8 +31,8 @@ namespace {
 
 namespace hi = hytask::intercept::detail;
 
-// Counts a Fortran call; `in_task` when the library will take it over (the C entry point
-// decides, and counts it in in_tasks).
+// Counts a Fortran call, and whether a task made it (the C entry point then decides whether
+// it is taken over, and counts it in in_tasks).
 void count_fortran() {
   hi::g_fortran_calls.fetch_add(1, std::memory_order_relaxed);
   if (hytask::this_task::inside_task())

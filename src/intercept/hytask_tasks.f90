@@ -85,7 +85,7 @@ contains
   ! Returns once every task spawned has completed (the calling thread runs tasks meanwhile).
   subroutine hytask_wait_all(ierr)
     integer, intent(out), optional :: ierr
-    call give(c_wait_all(), ierr, "hytask_wait_all: a task failed (see the message above)")
+    call give(c_wait_all(), ierr, "hytask_wait_all failed: a task failed, or misuse (see the message above)")
   end subroutine
 
   ! The interception library's counters (hytask::intercept::stats): MPI calls handled inside
