@@ -1,12 +1,28 @@
 ! Misuse of the Fortran modules: each gives hytask's message naming the fix, and an ierr
 ! (or, without one, an error stop), never a hang or a crash. Usage: misuse <case>
 module misuse_body
+  use mpi
   use, intrinsic :: iso_c_binding, only: c_int
   implicit none
 contains
   subroutine body(arg) bind(c)
     integer(c_int), value :: arg
     if (arg < 0) print *, arg
+  end subroutine
+
+  ! Rank 0 sends two integers, rank 1 receives one: MPI_ERR_TRUNCATE inside a task. The
+  ! communicator's handler aborts (MPI's default), so the intercepted call fails the task
+  ! with hytask's error, through this Fortran frame, and hytask_wait_all reports it.
+  subroutine truncated(peer) bind(c)
+    integer(c_int), value :: peer
+    integer :: two(2), one, ierr
+    two = 7
+    if (peer == 1) then
+      call MPI_Send(two, 2, MPI_INTEGER, 1, 60, MPI_COMM_WORLD, ierr)
+    else
+      call MPI_Recv(one, 1, MPI_INTEGER, 0, 60, MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
+      print '(a)', "not reached: the receive returned"
+    end if
   end subroutine
 end module misuse_body
 
@@ -59,11 +75,17 @@ program misuse
     call hytask_session_start(ierr)
     print '(a,i0)', "second hytask_session_start ierr ", ierr
     call hytask_session_end()
+  case ("truncate")  ! an MPI error inside a task, on 2 ranks
+    call hytask_start()
+    call hytask_spawn(truncated, 1 - rank)
+    call hytask_wait_all(ierr)
+    if (rank == 1) print '(a,i0)', "rank 1: hytask_wait_all ierr ", ierr
+    call hytask_stop()
   case ("no_ierr")  ! without an ierr the program stops, after hytask's message
     call hytask_wait_all()
     print '(a)', "not reached"
   case default
-    print '(a)', "usage: misuse <spawn|start_twice|fulfill|commtask|session_twice|no_ierr>"
+    print '(a)', "usage: misuse <spawn|start_twice|fulfill|commtask|session_twice|truncate|no_ierr>"
     stop 2
   end select
   call MPI_Finalize(ierr)
