@@ -6,7 +6,8 @@
 // #include <hytask/intercept.hpp>
 // #include <cstdio>
 //
-// void report() {
+// int main() {
+//   // ... tasks that make plain MPI calls ...
 //   const hytask::intercept::counters c = hytask::intercept::stats();
 //   std::printf("%llu MPI calls handled inside tasks, %llu through Fortran bindings\n",
 //               static_cast<unsigned long long>(c.in_tasks),
