@@ -5,7 +5,8 @@
 // pointer, as omp_event_handle_t is in C).
 //
 // A request handed over is hytask's (hytask::mpi::adopt): each function sets the Fortran
-// handles it took to MPI_REQUEST_NULL, so that the program cannot wait for them again. An
+// handles it took to MPI_REQUEST_NULL, so that the program cannot wait for them again (and
+// leaves them alone when it failed: they are still the program's). An
 // exception cannot cross into Fortran: each function prints it ("hytask: ...") and returns
 // a nonzero status, which the module turns into an ierr or an `error stop`.
 #include <mpi.h>
@@ -41,16 +42,19 @@ int report(const char* what) {
   return 1;
 }
 
-// The C requests of `count` Fortran handles, which become MPI_REQUEST_NULL.
-std::vector<MPI_Request> take(int count, MPI_Fint* requests) {
+// The C requests of `count` Fortran handles.
+std::vector<MPI_Request> c_requests(int count, const MPI_Fint* requests) {
   std::vector<MPI_Request> rs;
   rs.reserve(static_cast<std::size_t>(count > 0 ? count : 0));
-  const MPI_Fint null = MPI_Request_c2f(MPI_REQUEST_NULL);
-  for (int i = 0; i < count; ++i) {
-    rs.push_back(MPI_Request_f2c(requests[i]));
-    requests[i] = null;
-  }
+  for (int i = 0; i < count; ++i) rs.push_back(MPI_Request_f2c(requests[i]));
   return rs;
+}
+
+// Handed over: the program's handles become MPI_REQUEST_NULL. Not when the hand-over
+// failed: the requests are still the program's, to wait for.
+void handed_over(int count, MPI_Fint* requests) {
+  const MPI_Fint null = MPI_Request_c2f(MPI_REQUEST_NULL);
+  for (int i = 0; i < count; ++i) requests[i] = null;
 }
 
 }  // namespace
@@ -82,8 +86,8 @@ int hytask_omp_f_session_end() {
 
 int hytask_omp_f_fulfill_when(std::uintptr_t event, int count, MPI_Fint* requests) {
   try {
-    const std::vector<MPI_Request> rs = take(count, requests);
-    hytask::omp::fulfill_when(static_cast<omp_event_handle_t>(event), rs);
+    hytask::omp::fulfill_when(static_cast<omp_event_handle_t>(event), c_requests(count, requests));
+    handed_over(count, requests);
     return 0;
   } catch (...) {
     return report("hytask_fulfill_when");
@@ -103,8 +107,8 @@ void hytask_omp_f_commtask_delete(void* ct) { delete static_cast<hytask::omp::co
 
 int hytask_omp_f_commtask_add(void* ct, int count, MPI_Fint* requests) {
   try {
-    const std::vector<MPI_Request> rs = take(count, requests);
-    static_cast<hytask::omp::commtask*>(ct)->add(rs);
+    static_cast<hytask::omp::commtask*>(ct)->add(c_requests(count, requests));
+    handed_over(count, requests);
     return 0;
   } catch (...) {
     return report("hytask_commtask_add");

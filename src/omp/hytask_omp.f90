@@ -5,8 +5,9 @@
 !
 ! MPI handles are the Fortran ones: integers from mpif.h and `use mpi`, a request's MPI_VAL
 ! with `use mpi_f08`. A request handed over is hytask's: the call sets the program's
-! handle to MPI_REQUEST_NULL. Every procedure takes an optional ierr: 0 on success; without
-! it an error ends the program (`error stop`) after hytask printed what went wrong.
+! handle to MPI_REQUEST_NULL (not when it failed: the request is still the program's).
+! Every procedure takes an optional ierr: 0 on success; without it an error ends the
+! program (`error stop`) after hytask printed what went wrong.
 module hytask_omp
   use, intrinsic :: iso_c_binding, only: c_int, c_intptr_t, c_int64_t, c_ptr, c_null_ptr, &
                                          c_associated

@@ -56,7 +56,7 @@ program misuse
     !$omp task detach(ev) private(r, ierr) shared(buf)
     call MPI_Irecv(buf, 1, MPI_INTEGER, MPI_PROC_NULL, 0, MPI_COMM_WORLD, r, ierr)
     call hytask_fulfill_when(ev, r, ierr)
-    print '(a,i0)', "hytask_fulfill_when ierr ", ierr
+    print '(a,i0,a,l1)', "hytask_fulfill_when ierr ", ierr, ", request kept ", r /= MPI_REQUEST_NULL
     if (ierr /= 0) then
       call MPI_Wait(r, MPI_STATUS_IGNORE, ierr)
       call omp_fulfill_event(ev)
@@ -68,7 +68,7 @@ program misuse
   case ("commtask")  ! a commtask without a session
     call MPI_Irecv(buf, 1, MPI_INTEGER, MPI_PROC_NULL, 0, MPI_COMM_WORLD, r, ierr)
     call hytask_commtask_add(ct, r, ierr)
-    print '(a,i0)', "hytask_commtask_add ierr ", ierr
+    print '(a,i0,a,l1)', "hytask_commtask_add ierr ", ierr, ", request kept ", r /= MPI_REQUEST_NULL
     call MPI_Wait(r, MPI_STATUS_IGNORE, ierr)
   case ("session_twice")
     call hytask_session_start()
