@@ -68,7 +68,15 @@ using fstatus = MPI_F08_status;
 constexpr int status_stride = 1;
 bool status_ignored(const fstatus* s) { return s == MPI_F08_STATUS_IGNORE; }
 bool statuses_ignored(const fstatus* s) { return s == MPI_F08_STATUSES_IGNORE; }
-void give_status(const MPI_Status& c, fstatus* f) { MPI_Status_c2f08(&c, f); }
+// MPI_Status_c2f08 is in libmpichfort, which a C++ program linked with this library does
+// not link: the same copy, field by field (MPICH's MPI_F08_status mirrors its MPI_Status).
+void give_status(const MPI_Status& c, fstatus* f) {
+  f->count_lo = c.count_lo;
+  f->count_hi_and_cancelled = c.count_hi_and_cancelled;
+  f->MPI_SOURCE = c.MPI_SOURCE;
+  f->MPI_TAG = c.MPI_TAG;
+  f->MPI_ERROR = c.MPI_ERROR;
+}
 #endif
 
 int f_wait(MPI_Fint* request, fstatus* status) {
