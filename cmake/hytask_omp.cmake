@@ -45,6 +45,7 @@ endif()
 
 set(HYTASK_OMP_SOURCES
   ${PROJECT_SOURCE_DIR}/src/omp/commtask.cpp
+  ${PROJECT_SOURCE_DIR}/src/omp/fortran.cpp
   ${PROJECT_SOURCE_DIR}/src/omp/fulfill.cpp
   ${PROJECT_SOURCE_DIR}/src/omp/gomp_task_hook.cpp
   ${PROJECT_SOURCE_DIR}/src/omp/layer.cpp

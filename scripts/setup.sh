@@ -10,6 +10,7 @@ HYTASK_BUILD_DIR="${HYTASK_BUILD_DIR:-$HYTASK_ROOT/build}"
 
 # Package list: compilers and build tools, the libraries the core needs, test and benchmark
 # tools, the OpenMP peers (GCC's libgomp comes with g++; Clang brings libomp), both MPIs,
+# gfortran for the Fortran example and tests (examples/fortran, tests/fortran),
 # for apps/hpl OpenBLAS and LAPACKE, with HPCC's HPL as its peer, for apps/cholesky's peers
 # ScaLAPACK (for each MPI) and StarPU-MPI, for the overlap benchmark iproute2
 # (scripts/cluster.sh) and gnuplot (its plots), python3 and tcpdump (cluster.sh --capture,
@@ -20,6 +21,7 @@ HYTASK_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev
   clang libomp-dev
   openmpi-bin libopenmpi-dev mpich libmpich-dev
+  gfortran
   libopenblas-dev liblapacke-dev hpcc
   libscalapack-openmpi-dev libscalapack-mpich-dev libstarpu-dev
   iproute2 gnuplot-nox python3 tcpdump

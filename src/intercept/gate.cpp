@@ -2,14 +2,18 @@
 
 #include "comm/comm.hpp"
 #include "comm/error_handler.hpp"
+#include "intercept/counters.hpp"
 #include "runtime_settings.hpp"
 
 namespace hytask::intercept::detail {
 
 bool taken_in_task() noexcept {
   const hytask::settings* s = hytask::detail::runtime_settings();
-  return s != nullptr && s->intercept && mpi::detail::comm_system::instance() != nullptr &&
-         !mpi::detail::in_hytask_call();
+  const bool taken = s != nullptr && s->intercept &&
+                     mpi::detail::comm_system::instance() != nullptr &&
+                     !mpi::detail::in_hytask_call();
+  if (taken) g_in_tasks.fetch_add(1, std::memory_order_relaxed);  // hytask/intercept.hpp
+  return taken;
 }
 
 }  // namespace hytask::intercept::detail
