@@ -10,6 +10,7 @@
 #include <mpi.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -17,6 +18,7 @@
 #include <numeric>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "hang_guard.hpp"
@@ -475,6 +477,61 @@ void errors() {
   mpi::barrier();
 }
 
+// ---- cancellation ----------------------------------------------------------------------
+
+// Tasks of a group suspended in mprobe, wait_any, wait_some and a persistent receive's start,
+// none of which any rank matches: cancelling the group resumes each with task_cancelled.
+void cancel() {
+  g_where = "tasks in the new calls, cancelled with their group";
+  const int peer = g_right;
+  constexpr int tag = 300;  // nobody sends on 300-303 before the cancellation
+  hytask::task_group g;
+  std::atomic<int> posted{0}, cancelled{0}, completed{0};
+  std::atomic<const char*> returned{""};
+  int a = 0, b = 0, c = 0;
+  auto run = [&](const char* name, std::function<void()> call) {
+    hytask::spawn({.name = name, .group = &g}, [&, call] {
+      posted++;
+      try {
+        call();
+        completed++;
+        returned = name;
+      } catch (const hytask::task_cancelled&) {
+        cancelled++;
+        throw;
+      }
+    });
+  };
+  run("mprobe", [&] { (void)mpi::mprobe(peer, tag); });
+  run("wait_any", [&] {
+    std::vector<mpi::request> rs;
+    rs.push_back(mpi::irecv(std::span(&a, 1), peer, tag + 1));
+    (void)mpi::wait_any(rs);
+  });
+  run("wait_some", [&] {
+    std::vector<mpi::request> rs;
+    rs.push_back(mpi::irecv(std::span(&b, 1), peer, tag + 2));
+    (void)mpi::wait_some(rs);
+  });
+  run("persistent_recv", [&] {
+    mpi::persistent_recv r(std::span(&c, 1), peer, tag + 3);
+    r.start().wait();
+  });
+  while (posted.load() < 4) hytask::this_task::yield();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // suspended by now
+  g.cancel();
+  hytask::wait_all();
+  check(cancelled.load() == 4, "of 4 tasks suspended in unmatched calls, " + str(cancelled.load()) +
+                                   " threw task_cancelled (" + str(completed.load()) + " returned, " + returned.load() + ")");
+  // The rank goes on: messages still flow (on a tag of their own: a neighbour may get here
+  // before this rank's cancellation, and its message must not match the probe).
+  int token = g_rank, got = -1;
+  mpi::request r = mpi::irecv(std::span(&got, 1), g_left, tag + 10);
+  mpi::send(std::span(&token, 1), g_right, tag + 10);
+  r.wait();
+  check(got == g_left, "a message after the cancellation");
+}
+
 // ---- suspension -------------------------------------------------------------------------
 
 // On rank 0, a task blocks in each call; the call can complete only after rank 1 did its
@@ -597,7 +654,7 @@ int main(int argc, char** argv) {
   const std::map<std::string, void (*)()> all = {
       {"scans", scans},         {"reduce_scatters", reduce_scatters}, {"neighborhood", neighborhood},
       {"matched", matched},     {"persistent", persistent},           {"completions", completions},
-      {"errors", errors},       {"suspends", suspends},
+      {"errors", errors},       {"suspends", suspends},               {"cancel", cancel},
   };
   if (argc == 2 && std::string(argv[1]) == "--list") {
     for (const auto& [name, f] : all) std::printf("%s\n", name.c_str());
