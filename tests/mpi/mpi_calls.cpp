@@ -108,12 +108,14 @@ void reduce_scatters() {
   std::vector<int> vsend(static_cast<std::size_t>(total));
   for (int i = 0; i < total; ++i) vsend[static_cast<std::size_t>(i)] = r + 10 * i;
   std::vector<int> vrecv(static_cast<std::size_t>(r + 1), -1), vrecv_nb(static_cast<std::size_t>(r + 1), -1);
+  std::vector<int> vrecv_typed_nb(static_cast<std::size_t>(r + 1), -1);
   hytask::spawn({.name = "reduce_scatter"}, [&] {
     mpi::reduce_scatter_block(send, block, MPI_SUM);
     mpi::reduce_scatter_block(send.data(), block_raw.data(), k, MPI_INT, MPI_SUM);
     mpi::ireduce_scatter_block(send, block_nb, MPI_SUM).wait();
     mpi::reduce_scatter(vsend, vrecv, counts, MPI_SUM);
     mpi::ireduce_scatter(vsend.data(), vrecv_nb.data(), counts.data(), MPI_INT, MPI_SUM).wait();
+    mpi::ireduce_scatter(vsend, vrecv_typed_nb, counts, MPI_SUM).wait();
   }, mpi::collective());
   hytask::wait_all();
   for (int j = 0; j < k; ++j) {
@@ -126,7 +128,8 @@ void reduce_scatters() {
   const int first = r * (r + 1) / 2;  // this rank's part starts after ranks 0..r-1's
   for (int j = 0; j <= r; ++j) {
     const int want = P * (P - 1) / 2 + P * 10 * (first + j);
-    check(vrecv[static_cast<std::size_t>(j)] == want && vrecv_nb[static_cast<std::size_t>(j)] == want,
+    check(vrecv[static_cast<std::size_t>(j)] == want && vrecv_nb[static_cast<std::size_t>(j)] == want &&
+              vrecv_typed_nb[static_cast<std::size_t>(j)] == want,
           "reduce_scatter element " + str(j) + ": " + str(vrecv[static_cast<std::size_t>(j)]) + ", want " +
               str(want));
   }

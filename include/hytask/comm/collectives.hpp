@@ -163,6 +163,14 @@ void reduce_scatter(const S& send, R&& recv, std::span<const int> recvcounts, MP
   reduce_scatter(std::ranges::data(send), std::ranges::data(recv), recvcounts.data(),
                  detail::type_of<S>(), op, comm);
 }
+template <mpi_range S, mutable_mpi_range R>
+request ireduce_scatter(const S& send, R&& recv, std::span<const int> recvcounts, MPI_Op op,
+                        MPI_Comm comm = comm_world()) {
+  detail::check_reduce_scatter("ireduce_scatter", recvcounts, detail::count_of(send),
+                               detail::count_of(recv), comm);
+  return ireduce_scatter(std::ranges::data(send), std::ranges::data(recv), recvcounts.data(),
+                         detail::type_of<S>(), op, comm);
+}
 // send holds size() blocks of recv's size; rank i gets block i of the reduction.
 template <mpi_range S, mutable_mpi_range R>
 void reduce_scatter_block(const S& send, R&& recv, MPI_Op op, MPI_Comm comm = comm_world()) {
