@@ -2,8 +2,12 @@
 // builds its operation (root, buffers, counts and types) and posts it.
 #include <mpi.h>
 
+#include <span>
+#include <string>
+
 #include "comm/api_common.hpp"
 #include "hytask/comm/collectives.hpp"
+#include "hytask/errors.hpp"
 
 namespace hytask::mpi {
 
@@ -62,6 +66,22 @@ operation* op_alltoallv(const void* s, const int* sc, const int* sd, MPI_Datatyp
   op->sdispls = sd;
   op->rcounts = rc;
   op->rdispls = rd;
+  return op;
+}
+
+operation* op_reduce_scatter(const void* s, void* r, const int* rcounts, MPI_Datatype type,
+                             MPI_Op mop, MPI_Comm comm) {
+  operation* op = coll(kind::reduce_scatter, comm, -1, s, 0, type, r, 0, type);
+  op->rcounts = rcounts;
+  op->op = mop;
+  return op;
+}
+operation* op_reduce_scatter_block(const void* s, void* r, MPI_Count rc, MPI_Datatype type,
+                                   MPI_Op mop, MPI_Comm comm) {
+  operation* op = coll(kind::reduce_scatter_block, comm, -1, s, 0, type,
+                       r, rc, type);
+  op->bytes = bytes_of(rc, type);
+  op->op = mop;
   return op;
 }
 
@@ -164,5 +184,69 @@ request ialltoallv(const void* s, const int* sc, const int* sd, MPI_Datatype st,
                    const int* rc, const int* rd, MPI_Datatype rt, MPI_Comm comm) {
   return run_nonblocking("ialltoallv", op_alltoallv(s, sc, sd, st, r, rc, rd, rt, comm));
 }
+
+void reduce_scatter(const void* s, void* r, const int* rcounts, MPI_Datatype type, MPI_Op op,
+                    MPI_Comm comm) {
+  run_blocking("reduce_scatter", op_reduce_scatter(s, r, rcounts, type, op, comm));
+}
+request ireduce_scatter(const void* s, void* r, const int* rcounts, MPI_Datatype type, MPI_Op op,
+                        MPI_Comm comm) {
+  return run_nonblocking("ireduce_scatter", op_reduce_scatter(s, r, rcounts, type, op, comm));
+}
+void reduce_scatter_block(const void* s, void* r, MPI_Count rc, MPI_Datatype type, MPI_Op op,
+                          MPI_Comm comm) {
+  run_blocking("reduce_scatter_block", op_reduce_scatter_block(s, r, rc, type, op, comm));
+}
+request ireduce_scatter_block(const void* s, void* r, MPI_Count rc, MPI_Datatype type, MPI_Op op,
+                              MPI_Comm comm) {
+  return run_nonblocking("ireduce_scatter_block",
+                         op_reduce_scatter_block(s, r, rc, type, op, comm));
+}
+void scan(const void* s, void* r, MPI_Count count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  run_blocking("scan", op_reduce(kind::scan, s, r, count, type, op, -1, comm));
+}
+request iscan(const void* s, void* r, MPI_Count count, MPI_Datatype type, MPI_Op op,
+              MPI_Comm comm) {
+  return run_nonblocking("iscan", op_reduce(kind::scan, s, r, count, type, op, -1, comm));
+}
+void exscan(const void* s, void* r, MPI_Count count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  run_blocking("exscan", op_reduce(kind::exscan, s, r, count, type, op, -1, comm));
+}
+request iexscan(const void* s, void* r, MPI_Count count, MPI_Datatype type, MPI_Op op,
+                MPI_Comm comm) {
+  return run_nonblocking("iexscan", op_reduce(kind::exscan, s, r, count, type, op, -1, comm));
+}
+
+namespace detail {
+
+void check_reduce_scatter(const char* call, std::span<const int> recvcounts, MPI_Count send,
+                          MPI_Count recv, MPI_Comm comm) {
+  const int ranks = size(comm);
+  const std::string fn = std::string("hytask::mpi::") + call + ": ";
+  if (recvcounts.size() != static_cast<std::size_t>(ranks))
+    throw usage_error(fn + "recvcounts has " + std::to_string(recvcounts.size()) +
+                      " entries, the communicator " + std::to_string(ranks) +
+                      " ranks: give one count per rank");
+  MPI_Count total = 0;
+  for (int c : recvcounts) total += c;
+  const int me = rank(comm);
+  if (send < total || recv < recvcounts[static_cast<std::size_t>(me)])
+    throw usage_error(fn + "send holds " + std::to_string(send) + " elements and recv " +
+                      std::to_string(recv) + " on rank " + std::to_string(me) +
+                      ", but recvcounts asks for " + std::to_string(total) + " in send and " +
+                      std::to_string(recvcounts[static_cast<std::size_t>(me)]) +
+                      " in recv: size the ranges by recvcounts");
+}
+
+void check_block_sizes(const char* call, MPI_Count send, MPI_Count recv, MPI_Comm comm) {
+  const int ranks = size(comm);
+  if (send == recv * ranks) return;
+  throw usage_error(std::string("hytask::mpi::") + call + ": send holds " + std::to_string(send) +
+                    " elements and recv " + std::to_string(recv) + ", but send must hold one "
+                    "block of recv's size per rank (" + std::to_string(ranks) + " x " +
+                    std::to_string(recv) + " = " + std::to_string(recv * ranks) + ")");
+}
+
+}  // namespace detail
 
 }  // namespace hytask::mpi

@@ -164,12 +164,20 @@ void check_post_order(const operation* op, hytask::order_check mode, int rank) {
   if (mode == hytask::order_check::off) return;
   // Posted by the program, where hytask did not see it; or a call the check has no channel
   // for (custom: the direction and whether it is collective are the caller's).
-  if (op->what == kind::adopted || op->what == kind::custom || op->what == kind::polled) return;
+  // A matched probe takes whichever message matches and learns its size, so tasks that probe
+  // one channel in any order each get a whole message; its receive is already matched.
+  if (op->what == kind::adopted || op->what == kind::custom || op->what == kind::polled ||
+      op->what == kind::mprobe || op->what == kind::mrecv)
+    return;
   const bool coll = is_collective(op->what);
   if (!coll && (op->peer < 0 || op->tag < 0)) return;  // wildcards and MPI_PROC_NULL
   core::task* me = core::current_task();
   if (me == nullptr || me->parent == nullptr || me->spawn_seq == 0) return;  // main, loops
-  const int dir = coll ? 0 : (op->what == kind::recv || op->what == kind::probe ? 1 : 0);
+  const int dir = coll ? 0
+                       : (op->what == kind::recv || op->what == kind::probe ||
+                                  op->what == kind::start_recv
+                              ? 1
+                              : 0);
   const std::uint64_t seq = me->spawn_seq;
   channel_scope& s = scope_of(me->parent);
   std::uint64_t later_seq = 0;

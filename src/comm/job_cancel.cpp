@@ -192,7 +192,8 @@ std::uint64_t job_cancel::drain_once() {
 
 std::uint64_t job_cancel::program_sends_pending() {
   auto program_send = [](const operation* op) {
-    return !op->internal && !op->passive && (op->what == kind::send || op->what == kind::ssend);
+    return !op->internal && !op->passive && (op->what == kind::send || op->what == kind::ssend ||
+                                               op->what == kind::start_send);
   };
   std::uint64_t n = 0;
   c_.eng().for_each_pending([&](operation* op) { n += program_send(op) ? 1 : 0; });

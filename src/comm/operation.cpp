@@ -27,6 +27,18 @@ const char* mpi_call_name(kind k) {
     case kind::allgatherv: return "MPI_Iallgatherv";
     case kind::alltoall: return "MPI_Ialltoall";
     case kind::alltoallv: return "MPI_Ialltoallv";
+    case kind::reduce_scatter: return "MPI_Ireduce_scatter";
+    case kind::reduce_scatter_block: return "MPI_Ireduce_scatter_block";
+    case kind::scan: return "MPI_Iscan";
+    case kind::exscan: return "MPI_Iexscan";
+    case kind::neighbor_allgather: return "MPI_Ineighbor_allgather";
+    case kind::neighbor_allgatherv: return "MPI_Ineighbor_allgatherv";
+    case kind::neighbor_alltoall: return "MPI_Ineighbor_alltoall";
+    case kind::neighbor_alltoallv: return "MPI_Ineighbor_alltoallv";
+    case kind::mprobe: return "MPI_Improbe";
+    case kind::mrecv: return "MPI_Imrecv";
+    case kind::start_send: return "MPI_Start";
+    case kind::start_recv: return "MPI_Start";
     case kind::rget: return "MPI_Rget";
     case kind::rput: return "MPI_Rput";
     case kind::call: return "MPI call";
@@ -47,6 +59,7 @@ const char* op_name(const operation* op) {
 
 bool is_collective(kind k) {
   return k != kind::send && k != kind::ssend && k != kind::recv && k != kind::probe &&
+         k != kind::mprobe && k != kind::mrecv && k != kind::start_send && k != kind::start_recv &&
          k != kind::rget && k != kind::rput && k != kind::call && k != kind::adopted &&
          k != kind::custom && k != kind::polled;
 }
@@ -83,6 +96,21 @@ int post_large(operation* op) {
     case kind::alltoall:
       return MPI_Ialltoall_c(op->sbuf, op->scount, op->stype, op->rbuf, op->rcount, op->rtype,
                              op->comm, r);
+    case kind::reduce_scatter_block:
+      return MPI_Ireduce_scatter_block_c(op->sbuf, op->rbuf, op->rcount, op->rtype, op->op,
+                                         op->comm, r);
+    case kind::scan:
+      return MPI_Iscan_c(op->sbuf, op->rbuf, op->scount, op->stype, op->op, op->comm, r);
+    case kind::exscan:
+      return MPI_Iexscan_c(op->sbuf, op->rbuf, op->scount, op->stype, op->op, op->comm, r);
+    case kind::neighbor_allgather:
+      return MPI_Ineighbor_allgather_c(op->sbuf, op->scount, op->stype, op->rbuf, op->rcount,
+                                       op->rtype, op->comm, r);
+    case kind::neighbor_alltoall:
+      return MPI_Ineighbor_alltoall_c(op->sbuf, op->scount, op->stype, op->rbuf, op->rcount,
+                                      op->rtype, op->comm, r);
+    case kind::mrecv:
+      return MPI_Imrecv_c(op->rbuf, op->rcount, op->rtype, &op->message, r);
     default:
       return MPI_ERR_COUNT;
   }
@@ -99,7 +127,8 @@ bool large_count_call(kind k) {
   switch (k) {
     case kind::send: case kind::ssend: case kind::recv: case kind::bcast: case kind::reduce:
     case kind::allreduce: case kind::gather: case kind::scatter: case kind::allgather:
-    case kind::alltoall:
+    case kind::alltoall: case kind::reduce_scatter_block: case kind::scan: case kind::exscan:
+    case kind::neighbor_allgather: case kind::neighbor_alltoall: case kind::mrecv:
       return true;
     default:
       return false;
@@ -157,6 +186,31 @@ int post_now(operation* op) {
     case kind::alltoallv:
       return MPI_Ialltoallv(op->sbuf, op->scounts, op->sdispls, op->stype, op->rbuf, op->rcounts,
                             op->rdispls, op->rtype, op->comm, r);
+    case kind::reduce_scatter:
+      return MPI_Ireduce_scatter(op->sbuf, op->rbuf, op->rcounts, op->rtype, op->op, op->comm, r);
+    case kind::reduce_scatter_block:
+      return MPI_Ireduce_scatter_block(op->sbuf, op->rbuf, rc, op->rtype, op->op, op->comm, r);
+    case kind::scan:
+      return MPI_Iscan(op->sbuf, op->rbuf, sc, op->stype, op->op, op->comm, r);
+    case kind::exscan:
+      return MPI_Iexscan(op->sbuf, op->rbuf, sc, op->stype, op->op, op->comm, r);
+    case kind::neighbor_allgather:
+      return MPI_Ineighbor_allgather(op->sbuf, sc, op->stype, op->rbuf, rc, op->rtype, op->comm, r);
+    case kind::neighbor_allgatherv:
+      return MPI_Ineighbor_allgatherv(op->sbuf, sc, op->stype, op->rbuf, op->rcounts, op->rdispls,
+                                      op->rtype, op->comm, r);
+    case kind::neighbor_alltoall:
+      return MPI_Ineighbor_alltoall(op->sbuf, sc, op->stype, op->rbuf, rc, op->rtype, op->comm, r);
+    case kind::neighbor_alltoallv:
+      return MPI_Ineighbor_alltoallv(op->sbuf, op->scounts, op->sdispls, op->stype, op->rbuf,
+                                     op->rcounts, op->rdispls, op->rtype, op->comm, r);
+    case kind::mprobe:
+      return MPI_SUCCESS;  // tested with MPI_Improbe by the poller
+    case kind::mrecv:
+      return MPI_Imrecv(op->rbuf, rc, op->rtype, &op->message, r);
+    case kind::start_send:
+    case kind::start_recv:
+      return MPI_Start(r);  // req: the persistent request, set by its owner
     case kind::rget:
       return MPI_Rget(op->rbuf, rc, op->rtype, op->peer, op->disp, rc, op->rtype, op->win, r);
     case kind::rput:
@@ -207,7 +261,8 @@ void interrupt_polled(operation* op) {
 }
 
 void complete_cancelled(operation* op) {
-  HYTASK_ASSERT(op->state.load(std::memory_order_relaxed) != op_posted || op->what == kind::probe,
+  HYTASK_ASSERT(op->state.load(std::memory_order_relaxed) != op_posted || op->what == kind::probe ||
+                    op->what == kind::mprobe,
                 "an operation is completed as cancelled by hytask alone only when MPI has no "
                 "request of it: never posted, or a probe; a posted request completes through MPI");
   op->cancelled = true;
@@ -247,12 +302,19 @@ std::string error_text(int code) {
 namespace {
 
 std::string peer_text(const operation* op) {
-  if (op->what == kind::send || op->what == kind::ssend)
-    return " to rank " + std::to_string(op->peer) + " (tag " + std::to_string(op->tag);
+  if (op->what == kind::send || op->what == kind::ssend || op->what == kind::start_send)
+    return std::string(op->what == kind::start_send ? " of a persistent send" : "") + " to rank " +
+           std::to_string(op->peer) + " (tag " + std::to_string(op->tag);
+  if (op->what == kind::mrecv)  // peer, tag: the matched message's source and tag
+    return " of the message matched from rank " + std::to_string(op->peer) + " (tag " +
+           std::to_string(op->tag);
   if (op->what == kind::rget || op->what == kind::rput)
     return std::string(op->what == kind::rget ? " from" : " to") + " rank " +
            std::to_string(op->peer) + " (displacement " + std::to_string(op->disp);
-  if (op->what == kind::call) return " (blocking";
+  if (op->what == kind::call)  // MPI_Send_init, MPI_Improbe...: the peer when there is one
+    return op->peer < 0 ? std::string(" (blocking")
+                        : " with rank " + std::to_string(op->peer) + " (blocking, tag " +
+                              (op->tag == MPI_ANY_TAG ? std::string("any") : std::to_string(op->tag));
   if (op->what == kind::polled && op->comm == MPI_COMM_NULL)  // scount: how many requests it tests
     return " (" + std::to_string(op->scount) + " request(s) of the program";
   if (op->what == kind::custom && op->comm == MPI_COMM_NULL)  // MPI_Imrecv: no communicator known
@@ -262,13 +324,12 @@ std::string peer_text(const operation* op) {
     return op->peer < 0 ? std::string(" (posted by the program")
                         : " with rank " + std::to_string(op->peer) + " (tag " +
                               (op->tag == MPI_ANY_TAG ? std::string("any") : std::to_string(op->tag));
-  if (op->what == kind::recv || op->what == kind::probe || op->what == kind::polled)  // MPI_Mprobe
-    return std::string(" from ") +
+  if (op->what == kind::recv || op->what == kind::probe || op->what == kind::polled ||  // MPI_Mprobe
+      op->what == kind::mprobe || op->what == kind::start_recv)
+    return std::string(op->what == kind::start_recv ? " of a persistent receive" : "") + " from " +
            (op->peer == MPI_ANY_SOURCE ? std::string("any rank") : "rank " + std::to_string(op->peer)) +
            " (tag " + (op->tag == MPI_ANY_TAG ? std::string("any") : std::to_string(op->tag));
-  if (op->what == kind::barrier || op->what == kind::allreduce || op->what == kind::allgather ||
-      op->what == kind::allgatherv || op->what == kind::alltoall || op->what == kind::alltoallv)
-    return " (collective";
+  if (op->peer < 0 && is_collective(op->what)) return " (collective";  // no root
   return " (root " + std::to_string(op->peer);
 }
 

@@ -21,6 +21,16 @@ enum class kind : std::uint8_t {
   send, ssend, recv, probe,
   barrier, bcast, reduce, allreduce, gather, gatherv, scatter, scatterv,
   allgather, allgatherv, alltoall, alltoallv,
+  reduce_scatter, reduce_scatter_block, scan, exscan,
+  // Neighbourhood collectives on a topology communicator.
+  neighbor_allgather, neighbor_allgatherv, neighbor_alltoall, neighbor_alltoallv,
+  // A matched probe: tested with MPI_Improbe by the poller (as probes are with MPI_Iprobe);
+  // the message it matched is `message`. A matched receive: MPI_Imrecv of `message`.
+  mprobe, mrecv,
+  // MPI_Start of a persistent send or receive (hytask::mpi::persistent_send / _recv): req
+  // holds the inactive persistent request when submitted; posting starts it, and MPI leaves
+  // it inactive, not freed, when it completes.
+  start_send, start_recv,
   // One-sided (the global layer's PGAS objects): MPI_Rget / MPI_Rput on a window under a
   // passive epoch; an rput completes locally (its buffer may be reused), not at the target.
   rget, rput,
@@ -93,6 +103,7 @@ struct operation {
   const int* rdispls = nullptr;
   MPI_Win win = MPI_WIN_NULL;        // rget, rput: the window, and the target displacement
   MPI_Aint disp = 0;                 // (in the window's displacement units)
+  MPI_Message message = MPI_MESSAGE_NULL;  // mprobe: the message matched; mrecv: to receive
   int (*call)(void*) = nullptr;      // call
   void* call_arg = nullptr;
   const char* call_name = nullptr;   // "MPI_Win_allocate", ... (call, adopted, custom, polled)
@@ -119,12 +130,12 @@ namespace hytask::mpi::detail {
 // Calls the operation's non-blocking MPI function; returns MPI's error code.
 int post_now(operation* op);
 
-// Whether a cancellation of its task interrupts op: a receive (MPI_Cancel), a probe (ours to
-// drop), a polled operation that has a cancel hook. Sends are drained (MPI may not cancel
+// Whether a cancellation of its task interrupts op: a receive (MPI_Cancel; a started
+// persistent receive too), a probe or matched probe (ours to drop), a polled operation that has a cancel hook. Sends are drained (MPI may not cancel
 // them), collectives and one-sided operations cannot be cancelled at all.
 inline bool cancellable(const operation* op) {
-  return op->what == kind::recv || op->what == kind::probe ||
-         (op->what == kind::polled && op->cancel != nullptr);
+  return op->what == kind::recv || op->what == kind::probe || op->what == kind::mprobe ||
+         op->what == kind::start_recv || (op->what == kind::polled && op->cancel != nullptr);
 }
 
 // Calls a polled operation's cancel hook, once (cancel_issued); the operation stays pending.

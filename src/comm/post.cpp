@@ -71,6 +71,8 @@ void comm_system::post_here(operation* op) {
   int rc = MPI_SUCCESS;
   if (op->what == kind::probe) {
     rc = MPI_Iprobe(op->peer, op->tag, op->comm, &flag, &st);
+  } else if (op->what == kind::mprobe) {
+    rc = MPI_Improbe(op->peer, op->tag, op->comm, &flag, &op->message, &st);
   } else if (op->what == kind::polled) {
     rc = op->test(op->call_arg, &flag, &st);
   } else if (op->what == kind::call) {
@@ -80,7 +82,7 @@ void comm_system::post_here(operation* op) {
     rc = post_now(op);
     if (rc == MPI_SUCCESS) {
       op->state.store(op_posted, std::memory_order_release);
-      const bool send = op->what == kind::send;
+      const bool send = op->what == kind::send || op->what == kind::start_send;
       if (send || t_post_test.advise()) {
         rc = MPI_Test(&op->req, &flag, &st);
         if (!send) t_post_test.learn(flag != 0);

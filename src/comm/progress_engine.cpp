@@ -35,7 +35,7 @@ void engine::merge_incoming() {
     fresh.swap(incoming_);
   }
   for (operation* op : fresh) {
-    if (op->what == kind::probe || op->what == kind::polled) {
+    if (op->what == kind::probe || op->what == kind::mprobe || op->what == kind::polled) {
       probes_.push_back(op);
     } else {
       requests_.push_back(op->req);
@@ -127,6 +127,9 @@ core::poll_result engine::poll() {
       int err = MPI_SUCCESS;
       if (rc == MPI_ERR_IN_STATUS) err = st.MPI_ERROR;
       else if (rc != MPI_SUCCESS) err = rc;
+      // What MPI left of the request: a persistent one stays, inactive, unless MPI freed it
+      // (Open MPI 4.1 frees a persistent request whose start failed).
+      op->req = requests_[static_cast<std::size_t>(i)];
       requests_[static_cast<std::size_t>(i)] = MPI_REQUEST_NULL;
       ops_[static_cast<std::size_t>(i)] = nullptr;
       ++(op->passive ? done_passive : done);
@@ -162,7 +165,8 @@ core::poll_result engine::poll() {
       operation* op = probes_[i];
       int flag = 0;
       MPI_Status st{};
-      int rc = op->what == kind::probe ? MPI_Iprobe(op->peer, op->tag, op->comm, &flag, &st)
+      int rc = op->what == kind::probe    ? MPI_Iprobe(op->peer, op->tag, op->comm, &flag, &st)
+               : op->what == kind::mprobe ? MPI_Improbe(op->peer, op->tag, op->comm, &flag, &op->message, &st)
                                        : op->test(op->call_arg, &flag, &st);
       if (rc != MPI_SUCCESS || flag) {
         complete(op, rc == MPI_SUCCESS ? &st : nullptr, rc);

@@ -1,13 +1,14 @@
 // The blocking collectives. Inside a task, those hytask::mpi has (barrier, bcast, reduce,
-// allreduce, gather(v), scatter(v), allgather(v), alltoall(v)) are hytask's, with its order
-// check (collectives on a communicator must be posted in the same order on every rank: tasks
-// that call them declare hytask::mpi::collective(comm)); the others — MPI_Alltoallw,
-// MPI_Reduce_scatter(_block), MPI_Scan, MPI_Exscan and the neighbourhood collectives — are
-// their MPI-3 non-blocking variants through the engine. Elsewhere they are PMPI's.
+// allreduce, gather(v), scatter(v), allgather(v), alltoall(v), reduce_scatter(_block), scan,
+// exscan, and the neighbourhood collectives but MPI_Neighbor_alltoallw) are hytask's, with
+// its order check (collectives on a communicator must be posted in the same order on every
+// rank: tasks that call them declare hytask::mpi::collective(comm)); MPI_Alltoallw and
+// MPI_Neighbor_alltoallw are their MPI-3 non-blocking variants through the engine.
+// Elsewhere they are PMPI's.
 #include <mpi.h>
 
-#include "comm/bytes_of.hpp"
 #include "hytask/comm/collectives.hpp"
+#include "hytask/comm/neighborhood.hpp"
 #include "intercept/errors.hpp"
 #include "intercept/gate.hpp"
 #include "intercept/posted.hpp"
@@ -147,69 +148,52 @@ int MPI_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls
 int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype type,
                        MPI_Op op, MPI_Comm comm) {
   if (!hi::intercepting()) return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm);
-  return hi::run_posted({"MPI_Reduce_scatter", "MPI_Ireduce_scatter", -1, -1, comm, 0}, [&](MPI_Request* r) {
-    return PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm, r);
-  });
+  return in_task("MPI_Reduce_scatter", comm,
+                 [&] { hm::reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm); });
 }
 
 int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype type, MPI_Op op,
                              MPI_Comm comm) {
   if (!hi::intercepting()) return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
-  return hi::run_posted({"MPI_Reduce_scatter_block", "MPI_Ireduce_scatter_block", -1, -1, comm,
-                         hm::detail::bytes_of(recvcount, type)},
-                        [&](MPI_Request* r) {
-                          return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm, r);
-                        });
+  return in_task("MPI_Reduce_scatter_block", comm,
+                 [&] { hm::reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm); });
 }
 
 int MPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
   if (!hi::intercepting()) return PMPI_Scan(sendbuf, recvbuf, count, type, op, comm);
-  return hi::run_posted({"MPI_Scan", "MPI_Iscan", -1, -1, comm, hm::detail::bytes_of(count, type)}, [&](MPI_Request* r) {
-    return PMPI_Iscan(sendbuf, recvbuf, count, type, op, comm, r);
-  });
+  return in_task("MPI_Scan", comm, [&] { hm::scan(sendbuf, recvbuf, count, type, op, comm); });
 }
 
 int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
   if (!hi::intercepting()) return PMPI_Exscan(sendbuf, recvbuf, count, type, op, comm);
-  return hi::run_posted({"MPI_Exscan", "MPI_Iexscan", -1, -1, comm, hm::detail::bytes_of(count, type)}, [&](MPI_Request* r) {
-    return PMPI_Iexscan(sendbuf, recvbuf, count, type, op, comm, r);
-  });
+  return in_task("MPI_Exscan", comm, [&] { hm::exscan(sendbuf, recvbuf, count, type, op, comm); });
 }
 
 int MPI_Neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                            int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   if (!hi::intercepting())
     return PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-  return hi::run_posted({"MPI_Neighbor_allgather", "MPI_Ineighbor_allgather", -1, -1, comm,
-                         hm::detail::bytes_of(sendcount, sendtype)},
-                        [&](MPI_Request* r) {
-                          return PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                                          recvtype, comm, r);
-                        });
+  return in_task("MPI_Neighbor_allgather", comm, [&] {
+    hm::neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  });
 }
 
 int MPI_Neighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                             const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
   if (!hi::intercepting())
     return PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
-  return hi::run_posted({"MPI_Neighbor_allgatherv", "MPI_Ineighbor_allgatherv", -1, -1, comm,
-                         hm::detail::bytes_of(sendcount, sendtype)},
-                        [&](MPI_Request* r) {
-                          return PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
-                                                           displs, recvtype, comm, r);
-                        });
+  return in_task("MPI_Neighbor_allgatherv", comm, [&] {
+    hm::neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+  });
 }
 
 int MPI_Neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                           int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   if (!hi::intercepting())
     return PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-  return hi::run_posted({"MPI_Neighbor_alltoall", "MPI_Ineighbor_alltoall", -1, -1, comm,
-                         hm::detail::bytes_of(sendcount, sendtype)},
-                        [&](MPI_Request* r) {
-                          return PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                                         recvtype, comm, r);
-                        });
+  return in_task("MPI_Neighbor_alltoall", comm, [&] {
+    hm::neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  });
 }
 
 int MPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
@@ -218,11 +202,10 @@ int MPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const in
   if (!hi::intercepting())
     return PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                                    recvtype, comm);
-  return hi::run_posted({"MPI_Neighbor_alltoallv", "MPI_Ineighbor_alltoallv", -1, -1, comm, 0},
-                        [&](MPI_Request* r) {
-                          return PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                                          recvcounts, rdispls, recvtype, comm, r);
-                        });
+  return in_task("MPI_Neighbor_alltoallv", comm, [&] {
+    hm::neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                           comm);
+  });
 }
 
 int MPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],

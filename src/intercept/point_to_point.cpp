@@ -2,8 +2,9 @@
 // hytask::mpi's send, ssend, recv and probe (every access mode, the order check, the
 // communication class); MPI_Sendrecv and MPI_Sendrecv_replace are hytask::mpi's sendrecv and
 // sendrecv_replace (a receive and a send waited for together); MPI_Bsend and
-// MPI_Rsend are MPI_Ibsend and MPI_Irsend through the engine; MPI_Mprobe is tested with
-// MPI_Improbe by the engine's poller, and MPI_Mrecv is MPI_Imrecv through the engine.
+// MPI_Rsend are MPI_Ibsend and MPI_Irsend through the engine; MPI_Mprobe is hytask::mpi's
+// mprobe (tested with MPI_Improbe by the engine's poller), and MPI_Mrecv is MPI_Imrecv
+// through the engine (its communicator is not known).
 // MPI_Irecv, MPI_Isend, MPI_Issend, MPI_Ibsend and MPI_Irsend do not block: they pass
 // through, and inside a task keep the registry of receives a cancelled wait may cancel
 // (receives.hpp). Elsewhere every call is PMPI's.
@@ -17,8 +18,10 @@
 #include "comm/bytes_of.hpp"
 #include "comm/error_handler.hpp"
 #include "comm/operation.hpp"
+#include "hytask/comm/matched_probe.hpp"
 #include "hytask/comm/point_to_point.hpp"
 #include "hytask/core/this_task.hpp"
+#include "hytask/errors.hpp"
 #include "intercept/errors.hpp"
 #include "intercept/gate.hpp"
 #include "intercept/posted.hpp"
@@ -37,17 +40,6 @@ std::string probe_words(int source, int tag) {
          (source == MPI_ANY_SOURCE ? std::string("any rank") : "rank " + std::to_string(source)) +
          " (tag " + (tag == MPI_ANY_TAG ? std::string("any") : std::to_string(tag)) + ")";
 }
-
-// An MPI_Mprobe in a task, tested with PMPI_Improbe by the poller; `dropped` by a cancellation
-// of the task, after which it stops probing (no message is taken).
-struct mprobe_state {
-  int source;
-  int tag;
-  MPI_Comm comm;
-  MPI_Message* message;
-  MPI_Status status;
-  bool dropped = false;
-};
 
 }  // namespace
 
@@ -144,27 +136,16 @@ int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int 
 // task stops the probe (nothing was taken) and the call throws hytask::task_cancelled.
 int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
   if (!hi::intercepting()) return PMPI_Mprobe(source, tag, comm, message, status);
-  mprobe_state p{source, tag, comm, message, MPI_Status{}};
-  auto test = [](void* arg, int* flag, MPI_Status*) -> int {
-    auto* st = static_cast<mprobe_state*>(arg);
-    if (st->dropped) {
-      *flag = 1;
-      return MPI_SUCCESS;
-    }
-    return PMPI_Improbe(st->source, st->tag, st->comm, flag, st->message, &st->status);
-  };
-  auto drop = [](void* arg) { static_cast<mprobe_state*>(arg)->dropped = true; };
-  const hi::polled_result r = hi::run_polled(
-      {.call = "MPI_Mprobe", .peer = source, .tag = tag, .comm = comm, .cancel = +drop}, +test, &p);
-  if (r.error == MPI_SUCCESS) {
-    if (r.interrupted) hi::interrupted("MPI_Mprobe", probe_words(source, tag), "; no message was taken");
-    hi::give_status(status, p.status);
+  try {
+    const hm::matched_message m = hm::mprobe(source, tag, comm);
+    *message = m.handle;
+    hi::give_status(status, m.status);
     return MPI_SUCCESS;
+  } catch (const hm::error& e) {
+    return hi::failed("MPI_Mprobe", comm, e);
+  } catch (const hytask::task_cancelled&) {
+    hi::interrupted("MPI_Mprobe", probe_words(source, tag), "; no message was taken");
   }
-  if (!hytask::mpi::detail::errors_abort(comm)) return r.error;
-  hi::raise("MPI_Mprobe", r.error, source, tag,
-            "MPI_Improbe " + probe_words(source, tag) + " " + hi::task_words() + ": " +
-                hytask::mpi::detail::error_text(r.error));
 }
 
 // The message was matched by the probe: the receive completes (a cancellation of the task

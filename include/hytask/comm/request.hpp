@@ -19,6 +19,7 @@
 
 #include <array>
 #include <cstddef>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -90,6 +91,47 @@ request adopt(MPI_Request native, const char* call = "MPI request", int peer = -
 void wait(request& r);
 void waitall(std::span<request> requests);
 inline void waitall(std::vector<request>& requests) { waitall(std::span<request>(requests)); }
+// True once r has completed (an invalid request counts as complete); throws
+// hytask::mpi::error if it failed. Never suspends: it polls MPI once.
+bool test(request& r);
+
+// Which request of a set completed, and its status. Like MPI_Waitany and MPI_Waitsome, the
+// calls below release the requests they report (they become invalid, as MPI sets a handle
+// to MPI_REQUEST_NULL), so that a loop finds each completion once, and skip invalid ones.
+struct completion {
+  std::size_t index;
+  MPI_Status status;
+};
+
+// Waits until one valid request has completed (a task suspends; main runs other tasks) and
+// returns it; std::nullopt when none is valid (MPI_UNDEFINED). Throws hytask::mpi::error if
+// that request failed (it is released too).
+//
+// ```cpp context=mpi
+// std::vector<hytask::mpi::request> rs;
+// for (auto& b : bufs) rs.push_back(hytask::mpi::irecv(b, MPI_ANY_SOURCE, 3));
+// while (auto done = hytask::mpi::wait_any(rs)) use(bufs[done->index]);  // in arrival order
+// ```
+std::optional<completion> wait_any(std::span<request> requests);
+// Waits until at least one valid request has completed and returns every one that has, in
+// index order; empty when none is valid. If some failed, all the completed ones are released
+// and the first failure is thrown.
+std::vector<completion> wait_some(std::span<request> requests);
+// The same without waiting: std::nullopt / empty when none has completed yet.
+std::optional<completion> test_any(std::span<request> requests);
+std::vector<completion> test_some(std::span<request> requests);
+inline std::optional<completion> wait_any(std::vector<request>& requests) {
+  return wait_any(std::span<request>(requests));
+}
+inline std::vector<completion> wait_some(std::vector<request>& requests) {
+  return wait_some(std::span<request>(requests));
+}
+inline std::optional<completion> test_any(std::vector<request>& requests) {
+  return test_any(std::span<request>(requests));
+}
+inline std::vector<completion> test_some(std::vector<request>& requests) {
+  return test_some(std::span<request>(requests));
+}
 
 // Called inside a task: the task may return at once, but it completes — and releases its
 // successors — only when these operations have completed. If one fails, the task fails with
