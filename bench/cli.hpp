@@ -8,7 +8,6 @@
 #include <cstring>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "command_line.hpp"
 
@@ -27,6 +26,7 @@ inline bool launcher_rank_zero() {
 // and checks them (throwing hytask_cli::usage_error) and returns false when --help was asked
 // for (printed when print_help). Nothing: run the program. Otherwise the status to exit
 // with: 0 after --help, 2 after a usage error; launcher rank zero alone prints either.
+// (Outside a launcher it is every program's frame: taskbench's threaded systems use it too.)
 template <class Parse>
 std::optional<int> parse_before_mpi(const std::string& program, Parse parse) {
   const bool speak = launcher_rank_zero();
@@ -37,15 +37,6 @@ std::optional<int> parse_before_mpi(const std::string& program, Parse parse) {
     if (speak) std::fputs(hytask_cli::error_text(program, e.what()).c_str(), stderr);
     return 2;
   }
-}
-
-// `text`, comma-separated, as integers in lo..hi (at least one), or a usage_error naming
-// `opt` and the item that is not one.
-inline std::vector<long> parse_integer_list(const std::string& opt, const std::string& text, long lo, long hi) {
-  std::vector<long> out;
-  for (const std::string& item : hytask_cli::split(text, ',')) out.push_back(hytask_cli::parse_integer(opt, item, lo, hi));
-  if (out.empty()) throw hytask_cli::usage_error(opt + " needs at least one value");
-  return out;
 }
 
 }  // namespace bench

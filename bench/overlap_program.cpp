@@ -97,7 +97,8 @@ bool parse(int argc, char** argv, options& o, bool print_help) {
   hytask_cli::command_line cli(
       "overlap_program",
       "[--sizes 1M,8M] [--task-ms 1] [--tasks 32] [--iters 8]\n"
-      "                       [--variants mpi,mpi-test,hytask,hytask-poll]   (under mpiexec, an even number of ranks)",
+      "                       [--variants mpi,mpi-test,hytask,hytask-poll]\n"
+      "       (under mpiexec, an even number of ranks)",
       "A transfer task, then compute tasks, written as a new user would, beside plain MPI in the same\n"
       "run; ranks pair across two nodes (bench/run_overlap_program.sh runs it on the cluster in a box).\n"
       "Prints one line per variant and size: overlap_program mpi=... variant=... bytes=... overlap_pct=...");
