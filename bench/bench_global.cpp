@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "cli.hpp"
 #include "hytask/global.hpp"
 #include "hytask/hytask.hpp"
 #include "hytask/mpi.hpp"
@@ -168,38 +169,32 @@ void latency(const options& o) {
   report(o, "mpi_oneway", median(mpi_oneway), "us");
 }
 
+// The command line into `o`; false when --help was asked for (printed when `print_help`).
+bool parse(int argc, char** argv, options& o, bool print_help) {
+  hytask_cli::command_line cli(
+      "bench_global", "--case cost|latency [--n N] [--reps R]   (under mpiexec -n 2)",
+      "Global task dependencies beside plain hytask and plain MPI, in the same run, on 2 ranks\n"
+      "(run with HYTASK_THREADS=1). Prints `bench_global case=... variant=... value=... unit=...`\n"
+      "lines; the variants alternate, the first repetition warms up.");
+  cli.custom("--case", "CASE", [&o](const std::string& v) {
+    if (v != "cost" && v != "latency") throw hytask_cli::usage_error("--case: '" + v + "' is not cost or latency");
+    o.case_name = v;
+  }, "cost: time per task of plain, local, owned and remote dependencies;\n"
+     "latency: a remote release's end-to-successor latency beside MPI's\n"
+     "(default cost)");
+  cli.integer("--n", o.n, 1, 1000000000L, "cost: tasks per rank; latency: phases of the chain (default 100000)");
+  cli.integer("--reps", o.reps, 1, 1000000, "timed repetitions; medians are reported (default 5)");
+  return cli.parse(argc, argv, print_help);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  hytask::runtime rt(argc, argv);
   options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> const char* {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "bench_global: %s needs a value\n", a.c_str());
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--case") o.case_name = value();
-    else if (a == "--n") o.n = std::atol(value());
-    else if (a == "--reps") o.reps = std::atoi(value());
-    else {
-      std::fprintf(stderr, "bench_global: unknown option %s\n"
-                   "usage: bench_global --case cost|latency [--n N] [--reps R]\n", a.c_str());
-      return 2;
-    }
-  }
-  if (o.n <= 0 || o.reps <= 0) {
-    std::fprintf(stderr, "bench_global: --n and --reps must be positive\n");
-    return 2;
-  }
+  if (const auto status = bench::parse_before_mpi("bench_global", [&](bool print) { return parse(argc, argv, o, print); }))
+    return *status;
+  hytask::runtime rt(argc, argv);
   if (o.case_name == "cost") cost(o);
-  else if (o.case_name == "latency") latency(o);
-  else {
-    std::fprintf(stderr, "bench_global: unknown case '%s' (cost or latency)\n", o.case_name.c_str());
-    return 2;
-  }
+  else latency(o);
   return 0;
 }

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "cli.hpp"
 #include "hytask/global.hpp"
 #include "hytask/hytask.hpp"
 #include "hytask/mpi.hpp"
@@ -36,37 +37,38 @@ struct options {
   int phases = 20;
 };
 
-options parse(int argc, char** argv) {
-  options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> long {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "bench_global_scale: %s needs a value\n", a.c_str());
-        std::exit(2);
-      }
-      char* end = nullptr;
-      const long v = std::strtol(argv[++i], &end, 10);
-      if (*end != '\0' || v < 2 || v > 1000000) {
-        std::fprintf(stderr, "bench_global_scale: %s '%s': an integer from 2 to 1000000\n", a.c_str(), argv[i]);
-        std::exit(2);
-      }
-      return v;
-    };
-    if (a == "--block") o.block = value() / 2 * 2;
-    else if (a == "--phases") o.phases = static_cast<int>(value() / 2 * 2);
-    else {
-      std::fprintf(stderr, "usage: bench_global_scale [--block B] [--phases K] (unknown '%s')\n", a.c_str());
-      std::exit(2);
-    }
+// `text` as an even integer from 2 to 1000000 (an odd one is rounded down).
+long even(const std::string& opt, const std::string& text) {
+  long v = 0;
+  try {
+    v = hytask_cli::parse_integer(opt, text, 2, 1000000);
+  } catch (const hytask_cli::usage_error&) {
+    throw hytask_cli::usage_error(opt + " '" + text + "': an integer from 2 to 1000000");
   }
-  return o;
+  return v / 2 * 2;
+}
+
+// The command line into `o`; false when --help was asked for (printed when `print_help`).
+bool parse(int argc, char** argv, options& o, bool print_help) {
+  hytask_cli::command_line cli(
+      "bench_global_scale", "[--block B] [--phases K]   (under mpiexec -n P)",
+      "What global dependencies cost each rank as ranks are added (weak scaling): a global_array of\n"
+      "B elements per rank, K phases alternating local writes and reads of the neighbours' blocks.\n"
+      "Prints one line, on rank 0, of per-rank protocol counts (see bench/bench_global_scale.cpp).");
+  cli.custom("--block", "B", [&o](const std::string& v) { o.block = even("--block", v); },
+             "elements per rank, 2 to 1000000, rounded down to even (default 64)");
+  cli.custom("--phases", "K", [&o](const std::string& v) { o.phases = static_cast<int>(even("--phases", v)); },
+             "phases, 2 to 1000000, rounded down to even (default 20)");
+  return cli.parse(argc, argv, print_help);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const options o = parse(argc, argv);
+  options o;
+  if (const auto status =
+          bench::parse_before_mpi("bench_global_scale", [&](bool print) { return parse(argc, argv, o, print); }))
+    return *status;
   hytask::runtime rt(argc, argv);
   const int rank = hytask::mpi::rank(), size = hytask::mpi::size();
   const std::size_t b = static_cast<std::size_t>(o.block);

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "cli.hpp"
 #include "hytask/hytask.hpp"
 
 namespace {
@@ -38,25 +39,21 @@ struct options {
   std::string only;  // "", "pmpi" or "mpi"
 };
 
-[[noreturn]] void usage(const char* why) {
-  std::fprintf(stderr, "bench_intercept: %s\nusage: bench_intercept [--calls N] [--reps R] [--only pmpi|mpi]\n", why);
-  std::exit(2);
-}
-
-options parse(int argc, char** argv) {
-  options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (i + 1 >= argc) usage(("missing value after " + a).c_str());
-    const std::string v = argv[++i];
-    if (a == "--calls") o.calls = std::atol(v.c_str());
-    else if (a == "--reps") o.reps = std::atoi(v.c_str());
-    else if (a == "--only") o.only = v;
-    else usage(("unknown option " + a).c_str());
-  }
-  if (o.calls < 1 || o.reps < 1) usage("--calls and --reps must be positive");
-  if (!o.only.empty() && o.only != "pmpi" && o.only != "mpi") usage("--only takes pmpi or mpi");
-  return o;
+// The command line into `o`; false when --help was asked for (printed when `print_help`).
+bool parse(int argc, char** argv, options& o, bool print_help) {
+  hytask_cli::command_line cli(
+      "bench_intercept", "[--calls N] [--reps R] [--only pmpi|mpi]   (alone or under mpiexec)",
+      "What the interception library costs a plain MPI call made outside any task, beside the same\n"
+      "call without it (its PMPI_ entry point): MPI_Recv, MPI_Send and MPI_Wait that MPI answers at\n"
+      "once. Prints one line per call: bench_intercept call=... pmpi_ns=... intercepted_ns=... over_ns=...");
+  cli.integer("--calls", o.calls, 1, 1000000000000L, "calls per timing (default 1000000)");
+  cli.integer("--reps", o.reps, 1, 1000000, "timings of each variant, alternating; medians reported (default 9)");
+  cli.custom("--only", "pmpi|mpi", [&o](const std::string& v) {
+    if (v != "pmpi" && v != "mpi") throw hytask_cli::usage_error("--only: '" + v + "' is not pmpi or mpi");
+    o.only = v;
+  }, "run only the plain (pmpi) or the intercepted (mpi) variant, untimed: for\n"
+     "instruction counts under callgrind (default: both, timed)");
+  return cli.parse(argc, argv, print_help);
 }
 
 // One loop per call and variant; noinline so that every variant runs the same loop code.
@@ -109,7 +106,10 @@ struct call_case {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const options o = parse(argc, argv);
+  options o;
+  if (const auto status =
+          bench::parse_before_mpi("bench_intercept", [&](bool print) { return parse(argc, argv, o, print); }))
+    return *status;
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   int rank = 0;

@@ -36,6 +36,7 @@
 #include <thread>
 #include <vector>
 
+#include "cli.hpp"
 #include "hytask/hytask.hpp"
 #include "hytask/mpi.hpp"
 
@@ -339,35 +340,41 @@ void waiting(const options& o) {
            "slowdown_pct=" + std::to_string(100.0 * (median(seconds[v]) / alone - 1.0)));
 }
 
+// The command line into `o`; false when --help was asked for (printed when `print_help`).
+bool parse(int argc, char** argv, options& o, bool print_help) {
+  hytask_cli::command_line cli(
+      "bench_mpi", "--case latency|rate|busy|waiting [options]   (under mpiexec -n 2)",
+      "Task-aware MPI against plain MPI, in the same run, on 2 ranks (bench/bench_mpi.cpp says what\n"
+      "each case measures). Prints one line per variant: bench_mpi case=... variant=... value=... unit=...");
+  cli.custom("--case", "CASE", [&o](const std::string& v) {
+    if (v != "latency" && v != "rate" && v != "busy" && v != "waiting")
+      throw hytask_cli::usage_error("--case: '" + v + "' is not latency, rate, busy or waiting");
+    o.case_name = v;
+  }, "latency: ping-pong round trip; rate: message rate; busy: ping-pong beside\n"
+     "compute tasks; waiting: one rank computes while the other waits\n"
+     "(default latency)");
+  cli.integer("--n", o.n, 1, 10000000000L, "latency: round trips, rate: windows per repetition (default 20000)");
+  cli.integer("--reps", o.reps, 1, 1000000, "repetitions after a warm-up; medians reported (default 7)");
+  cli.integer("--bytes", o.bytes, 0, 1L << 30, "latency: message size (default 8)");
+  cli.integer("--window", o.window, 1, 1 << 20, "rate: messages per window (default 64)");
+  cli.number("--task-us", o.task_us, 0, 1e9, "busy, waiting: a compute task's length in microseconds (default 20)");
+  cli.integer("--tasks", o.tasks, 1, 1000000000L, "busy, waiting: compute tasks (default 20000)");
+  cli.integer("--rounds", o.rounds, 1, 1000000000L,
+              "waiting: the tasks in N rounds, each ending with a message (default 1)");
+  if (!cli.parse(argc, argv, print_help)) return false;
+  if (o.case_name == "waiting" && o.rounds > o.tasks)
+    throw hytask_cli::usage_error("--rounds " + std::to_string(o.rounds) + ": more rounds than --tasks (" +
+                                  std::to_string(o.tasks) + "): a round needs a task");
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  hytask::runtime rt(argc, argv);
   options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&]() -> const char* {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "bench_mpi: %s needs a value\n", a.c_str());
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--case") o.case_name = next();
-    else if (a == "--n") o.n = std::atol(next());
-    else if (a == "--reps") o.reps = std::atoi(next());
-    else if (a == "--bytes") o.bytes = std::strtoull(next(), nullptr, 10);
-    else if (a == "--window") o.window = std::atoi(next());
-    else if (a == "--task-us") o.task_us = std::atof(next());
-    else if (a == "--tasks") o.tasks = std::atol(next());
-    else if (a == "--rounds") o.rounds = std::max(1L, std::atol(next()));
-    else {
-      std::fprintf(stderr,
-                   "usage: bench_mpi --case latency|rate|busy|waiting [--n N] [--reps R] [--bytes B] "
-                   "[--window W] [--task-us U] [--tasks T] [--rounds N]\n");
-      return 2;
-    }
-  }
+  if (const auto status = bench::parse_before_mpi("bench_mpi", [&](bool print) { return parse(argc, argv, o, print); }))
+    return *status;
+  hytask::runtime rt(argc, argv);
   if (hytask::mpi::size() != 2) {
     if (hytask::mpi::rank() == 0) std::fprintf(stderr, "bench_mpi: run it on 2 ranks\n");
     return 2;
@@ -375,11 +382,6 @@ int main(int argc, char** argv) {
   if (o.case_name == "latency") latency(o);
   else if (o.case_name == "rate") rate(o);
   else if (o.case_name == "busy") busy(o);
-  else if (o.case_name == "waiting") waiting(o);
-  else {
-    std::fprintf(stderr, "bench_mpi: unknown case '%s' (latency, rate, busy or waiting)\n",
-                 o.case_name.c_str());
-    return 2;
-  }
+  else waiting(o);
   return 0;
 }

@@ -29,12 +29,18 @@ long fib_calls(int n) { return n < 2 ? 1 : 1 + fib_calls(n - 1) + fib_calls(n - 
 
 #if defined(__clang__)
 static const char* const impl = "openmp-libomp";
+static const char* const program = "bench_omp_clang";
 #else
 static const char* const impl = "openmp-libgomp";
+static const char* const program = "bench_omp_gcc";
 #endif
 
-int main(int argc, char** argv) {
-  bench::options o = bench::parse(argc, argv, impl);
+namespace {
+
+int run(int argc, char** argv) {
+  const std::optional<bench::options> parsed = bench::parse(argc, argv, program, impl);
+  if (!parsed) return 0;  // --help
+  const bench::options& o = *parsed;
   omp_set_num_threads(o.threads);
   if (o.case_name == "empty") {
     bench::report(o, impl, o.n, [&] {
@@ -130,9 +136,12 @@ int main(int argc, char** argv) {
       }
       return s;
     });
-  } else {
-    bench::usage(argv[0], impl);
-    return 2;
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return hytask_cli::main_frame(program, [&] { return run(argc, argv); });
 }

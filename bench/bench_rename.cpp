@@ -20,9 +20,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "command_line.hpp"
 #include "hytask/hytask.hpp"
 
 namespace {
@@ -33,41 +35,21 @@ struct options {
   int passes = 4;     // a reader sums the buffer this many times; a producer fills it once per pass
 };
 
-[[noreturn]] void usage(const char* prog, int status) {
-  std::fprintf(status ? stderr : stdout,
-               "usage: %s [--threads T] [--steps K] [--readers R] [--elems N] [--passes P] [--reps N]\n"
-               "A producer -> R readers -> producer pipeline of K steps over one buffer of N doubles,\n"
-               "with a plain buffer (write-after-read chain) and a hytask::versioned one (renamed).\n",
-               prog);
-  std::exit(status);
-}
-
-options parse(int argc, char** argv) {
+// The command line; nothing when --help was asked for (and printed).
+std::optional<options> parse(int argc, char** argv) {
   options o;
-  for (int i = 1; i < argc; ++i) {
-    auto val = [&]() -> long {
-      if (i + 1 >= argc) usage(argv[0], 2);
-      char* end = nullptr;
-      const long v = std::strtol(argv[++i], &end, 10);
-      if (*end != '\0' || v <= 0) {
-        std::fprintf(stderr, "%s: %s needs a positive integer\n", argv[0], argv[i - 1]);
-        std::exit(2);
-      }
-      return v;
-    };
-    const std::string a = argv[i];
-    if (a == "--threads") o.threads = static_cast<int>(val());
-    else if (a == "--steps") o.steps = static_cast<int>(val());
-    else if (a == "--readers") o.readers = static_cast<int>(val());
-    else if (a == "--elems") o.elems = val();
-    else if (a == "--passes") o.passes = static_cast<int>(val());
-    else if (a == "--reps") o.reps = static_cast<int>(val());
-    else if (a == "--help") usage(argv[0], 0);
-    else {
-      std::fprintf(stderr, "%s: unknown argument '%s'\n", argv[0], argv[i]);
-      usage(argv[0], 2);
-    }
-  }
+  hytask_cli::command_line cli(
+      "bench_rename", "[--threads T] [--steps K] [--readers R] [--elems N] [--passes P] [--reps N]",
+      "A producer -> R readers -> producer pipeline of K steps over one buffer of N doubles,\n"
+      "with a plain buffer (write-after-read chain) and a hytask::versioned one (renamed).");
+  cli.integer("--threads", o.threads, 1, 4096, "workers (default 2)");
+  cli.integer("--steps", o.steps, 1, 1000000, "pipeline steps K (default 200)");
+  cli.integer("--readers", o.readers, 1, 1024, "reader tasks per step R (default 8)");
+  cli.integer("--elems", o.elems, 1, 1L << 30, "doubles per buffer N (default 8192)");
+  cli.integer("--passes", o.passes, 1, 1000000,
+              "a reader sums the buffer P times, a producer fills it once per pass (default 4)");
+  cli.integer("--reps", o.reps, 1, 1000000, "timed runs of each variant after a warm-up; medians reported (default 5)");
+  if (!cli.parse(argc, argv)) return std::nullopt;
   return o;
 }
 
@@ -127,10 +109,10 @@ result run(const options& o, bool versioned) {
   return {s, checksum};
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  const options o = parse(argc, argv);
+int run_bench(int argc, char** argv) {
+  const std::optional<options> parsed = parse(argc, argv);
+  if (!parsed) return 0;  // --help
+  const options& o = *parsed;
   hytask::runtime rt(hytask::config{.threads = static_cast<unsigned>(o.threads)});
   std::vector<double> t_plain, t_versioned;
   double check_plain = 0, check_versioned = 0;
@@ -162,4 +144,10 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(c.refused), static_cast<unsigned long long>(c.allocated),
               c.bytes_peak);
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return hytask_cli::main_frame("bench_rename", [&] { return run_bench(argc, argv); });
 }

@@ -31,8 +31,12 @@ long fib_calls(int n) { return n < 2 ? 1 : 1 + fib_calls(n - 1) + fib_calls(n - 
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  bench::options o = bench::parse(argc, argv, "hytask");
+namespace {
+
+int run(int argc, char** argv) {
+  const std::optional<bench::options> parsed = bench::parse(argc, argv, "bench_tasks", "hytask");
+  if (!parsed) return 0;  // --help
+  const bench::options& o = *parsed;
   hytask::runtime rt(hytask::config{.threads = static_cast<unsigned>(o.threads)});
   const char* impl = "hytask";
   if (o.case_name == "empty") {
@@ -108,9 +112,12 @@ int main(int argc, char** argv) {
       }
       return s;
     });
-  } else {
-    bench::usage(argv[0], impl);
-    return 2;
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return hytask_cli::main_frame("bench_tasks", [&] { return run(argc, argv); });
 }

@@ -1,4 +1,4 @@
-// Shared by the task benchmarks: argument parsing, timing and the result line.
+// Shared by the task benchmarks: the command line, timing and the result line.
 // Each run measures one case in a fresh process, so max RSS belongs to that case alone.
 #pragma once
 
@@ -9,8 +9,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "command_line.hpp"
 
 // The body of an "empty" task: a compiler barrier, so no compiler can drop the task.
 #define BENCH_EMPTY_BODY asm volatile("" ::: "memory")
@@ -24,42 +28,30 @@ struct options {
   int reps = 5;
 };
 
-inline void usage(const char* prog, const char* impl) {
-  std::fprintf(stderr,
-               "usage: %s --case empty|deps|yield|loop|forkjoin|fib [--n N] [--threads T] [--reps R]\n"
-               "(fib: --n is the argument of fib; units are tasks)\n"
-               "Measures %s; prints one line: case, impl, threads, n, median ns per unit, max RSS.\n",
-               prog, impl);
-}
+// The cases every implementation runs (bench_tasks.cpp's header says what each measures).
+inline constexpr const char* cases[] = {"empty", "deps", "yield", "loop", "forkjoin", "fib"};
 
-inline options parse(int argc, char** argv, const char* impl) {
+// The command line of `program` (bench_tasks, bench_omp_gcc, bench_omp_clang), which measures
+// `impl`. Nothing when --help was asked for (and printed); a usage_error when it is wrong.
+inline std::optional<options> parse(int argc, char** argv, const char* program, const char* impl) {
   options o;
-  for (int i = 1; i < argc; ++i) {
-    auto need = [&](const char* flag) -> const char* {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "%s: %s needs a value\n", argv[0], flag);
-        usage(argv[0], impl);
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (!std::strcmp(argv[i], "--case")) o.case_name = need("--case");
-    else if (!std::strcmp(argv[i], "--n")) o.n = std::atol(need("--n"));
-    else if (!std::strcmp(argv[i], "--threads")) o.threads = std::atoi(need("--threads"));
-    else if (!std::strcmp(argv[i], "--reps")) o.reps = std::atoi(need("--reps"));
-    else if (!std::strcmp(argv[i], "--help")) {
-      usage(argv[0], impl);
-      std::exit(0);
-    } else {
-      std::fprintf(stderr, "%s: unknown argument '%s'\n", argv[0], argv[i]);
-      usage(argv[0], impl);
-      std::exit(2);
-    }
-  }
-  if (o.n <= 0 || o.threads <= 0 || o.reps <= 0) {
-    std::fprintf(stderr, "%s: --n, --threads and --reps must be positive\n", argv[0]);
-    std::exit(2);
-  }
+  hytask_cli::command_line cli(
+      program, "--case empty|deps|yield|loop|forkjoin|fib [--n N] [--threads T] [--reps R]",
+      std::string("Measures ") + impl +
+          "; prints one line: case, impl, threads, n, median ns per unit, max RSS.\n"
+          "Each run measures one case in a fresh process, so max RSS belongs to that case alone.");
+  cli.custom("--case", "CASE", [&o](const std::string& v) {
+    if (std::find_if(std::begin(cases), std::end(cases), [&v](const char* c) { return v == c; }) == std::end(cases))
+      throw hytask_cli::usage_error("--case: '" + v + "' is not one of empty, deps, yield, loop, forkjoin, fib");
+    o.case_name = v;
+  }, "empty, deps, yield, loop, forkjoin or fib (default empty)");
+  cli.integer("--n", o.n, 1, 1000000000000L, "the units the case times (tasks, yields, iterations, loops); for fib,\n"
+              "fib's argument, at most 60 (units: its tasks) (default 1000000)");
+  cli.integer("--threads", o.threads, 1, 4096, "threads (default 2)");
+  cli.integer("--reps", o.reps, 1, 1000000, "timed repetitions after one warm-up; the median is reported (default 5)");
+  if (!cli.parse(argc, argv)) return std::nullopt;
+  if (o.case_name == "fib" && o.n > 60)
+    throw hytask_cli::usage_error("--n: '" + std::to_string(o.n) + "' is too large for --case fib (fib's argument, at most 60)");
   return o;
 }
 

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "cli.hpp"
 #include "empty_tasks.hpp"
 #include "hytask/omp.hpp"
 
@@ -60,26 +61,27 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+// The command line; false when --help was asked for (printed when `print_help`).
+bool parse(int argc, char** argv, int& n, int& reps, bool print_help) {
+  hytask_cli::command_line cli(
+      "bench_omp_task_hook", "[--tasks N] [--reps R]   (under mpiexec -n 1)",
+      "What hytask's GOMP_task costs a GCC-built OpenMP program per task: empty tasks run by a team\n"
+      "of 2, in sessions with the task hooks off and on, alternating, with no request outstanding\n"
+      "(idle) and with one (outstanding). Prints one line per case: the median ns per task, off and on.");
+  cli.integer("--tasks", n, 1, 100000000, "empty tasks per timing (default 20000)");
+  cli.integer("--reps", reps, 1, 1000000, "timings of each setting; medians reported (default 11)");
+  return cli.parse(argc, argv, print_help);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  int n = 20000, reps = 11;
+  if (const auto status =
+          bench::parse_before_mpi("bench_omp_task_hook", [&](bool print) { return parse(argc, argv, n, reps, print); }))
+    return *status;
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  int n = 20000, reps = 11;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string a = argv[i];
-    const int v = std::atoi(argv[i + 1]);
-    if (a == "--tasks") n = v;
-    else if (a == "--reps") reps = v;
-    else {
-      std::fprintf(stderr, "bench_omp_task_hook: unknown option %s (--tasks N, --reps R)\n", a.c_str());
-      return 2;
-    }
-  }
-  if (n < 1 || reps < 1) {
-    std::fprintf(stderr, "bench_omp_task_hook: --tasks and --reps must be at least 1\n");
-    return 2;
-  }
   for (const bool outstanding : {false, true}) {
     std::vector<double> off, on;
     for (int r = 0; r < reps; ++r) {

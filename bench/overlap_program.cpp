@@ -45,6 +45,7 @@
 #include <thread>
 #include <vector>
 
+#include "cli.hpp"
 #include "hytask/hytask.hpp"
 #include "hytask/mpi.hpp"
 #include "threads.hpp"
@@ -77,69 +78,53 @@ struct options {
 constexpr int variant_count = 4;
 const char* const variant_names[variant_count] = {"mpi", "mpi-test", "hytask", "hytask-poll"};
 
-[[noreturn]] void usage(const char* why) {
-  std::fprintf(stderr,
-               "overlap_program: %s\n"
-               "usage: overlap_program [--sizes 1M,8M] [--task-ms 1] [--tasks 32] [--iters 8]\n"
-               "                       [--variants mpi,mpi-test,hytask,hytask-poll]\n",
-               why);
-  std::exit(2);
-}
-
+// `s` as a message size in bytes: a number, optionally followed by K or M (1024-based), at
+// least 8 and at most 1G.
 std::size_t parse_size(const std::string& s) {
   char* end = nullptr;
   double v = std::strtod(s.c_str(), &end);
-  std::string unit = end ? end : "";
+  const std::string unit = end ? end : "";
   if (unit == "K") v *= 1024;
   else if (unit == "M") v *= 1024 * 1024;
-  else if (!unit.empty()) usage(("bad size '" + s + "'").c_str());
-  if (v < 8) usage(("bad size '" + s + "'").c_str());
+  else if (!unit.empty()) v = 0;
+  if (s.empty() || end == s.c_str() || !(v >= 8 && v <= 1024.0 * 1024 * 1024))
+    throw hytask_cli::usage_error("--sizes: '" + s + "' is not a size from 8 bytes to 1G, e.g. 64K, 1M, 8M");
   return static_cast<std::size_t>(v);
 }
 
-options parse(int argc, char** argv) {
-  options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) usage((a + " needs a value").c_str());
-      return argv[++i];
-    };
-    if (a == "--sizes") {
-      o.sizes.clear();
-      std::string list = next();
-      for (std::size_t p = 0; p <= list.size();) {
-        std::size_t q = list.find(',', p);
-        if (q == std::string::npos) q = list.size();
-        o.sizes.push_back(parse_size(list.substr(p, q - p)));
-        p = q + 1;
-      }
-    } else if (a == "--task-ms") {
-      o.task_ms = std::atof(next().c_str());
-      if (!(o.task_ms > 0 && o.task_ms <= 10000)) usage("--task-ms must be in (0, 10000]");
-    } else if (a == "--tasks") {
-      o.tasks = std::atoi(next().c_str());
-      if (o.tasks < 1 || o.tasks > 100000) usage("--tasks must be from 1 to 100000");
-    } else if (a == "--iters") {
-      o.iters = std::atoi(next().c_str());
-      if (o.iters < 1 || o.iters > 100000) usage("--iters must be from 1 to 100000");
-    } else if (a == "--variants") {
-      o.variants = 0;
-      std::string list = next() + ",";
-      for (std::size_t p = 0, q; (q = list.find(',', p)) != std::string::npos; p = q + 1) {
-        const std::string v = list.substr(p, q - p);
-        int k = 0;
-        while (k < variant_count && v != variant_names[k]) ++k;
-        if (k == variant_count) usage(("unknown variant '" + v + "'").c_str());
-        o.variants |= 1u << k;
-      }
-    } else if (a == "-h" || a == "--help") {
-      usage("help");
-    } else {
-      usage(("unknown argument '" + a + "'").c_str());
+// The command line into `o`; false when --help was asked for (printed when `print_help`).
+bool parse(int argc, char** argv, options& o, bool print_help) {
+  hytask_cli::command_line cli(
+      "overlap_program",
+      "[--sizes 1M,8M] [--task-ms 1] [--tasks 32] [--iters 8]\n"
+      "                       [--variants mpi,mpi-test,hytask,hytask-poll]\n"
+      "       (under mpiexec, an even number of ranks)",
+      "A transfer task, then compute tasks, written as a new user would, beside plain MPI in the same\n"
+      "run; ranks pair across two nodes (bench/run_overlap_program.sh runs it on the cluster in a box).\n"
+      "Prints one line per variant and size: overlap_program mpi=... variant=... bytes=... overlap_pct=...");
+  cli.custom("--sizes", "LIST", [&o](const std::string& v) {
+    o.sizes.clear();
+    for (const std::string& item : hytask_cli::split(v, ',')) o.sizes.push_back(parse_size(item));
+    if (o.sizes.empty()) throw hytask_cli::usage_error("--sizes needs at least one size");
+  }, "message sizes in bytes, K or M (default 1M,8M)");
+  cli.custom("--task-ms", "MS", [&o](const std::string& v) {
+    o.task_ms = hytask_cli::parse_number("--task-ms", v, 0, 10000);
+    if (!(o.task_ms > 0)) throw hytask_cli::usage_error("--task-ms: '" + v + "' is not a number in (0, 10000]");
+  }, "a compute task's length in milliseconds, in (0, 10000] (default 1)");
+  cli.integer("--tasks", o.tasks, 1, 100000, "compute tasks per iteration (default 32)");
+  cli.integer("--iters", o.iters, 1, 100000, "iterations; medians reported (default 8)");
+  cli.custom("--variants", "LIST", [&o](const std::string& v) {
+    o.variants = 0;
+    for (const std::string& name : hytask_cli::split(v, ',')) {
+      int k = 0;
+      while (k < variant_count && name != variant_names[k]) ++k;
+      if (k == variant_count)
+        throw hytask_cli::usage_error("--variants: '" + name + "' is not one of mpi, mpi-test, hytask, hytask-poll");
+      o.variants |= 1u << k;
     }
-  }
-  return o;
+    if (o.variants == 0) throw hytask_cli::usage_error("--variants needs at least one variant");
+  }, "which to run, from mpi, mpi-test, hytask, hytask-poll (default: all)");
+  return cli.parse(argc, argv, print_help);
 }
 
 // ---- one measurement ---------------------------------------------------------------------
@@ -249,7 +234,10 @@ double calibrate_alone() {
 }
 
 int main(int argc, char** argv) {
-  const options o = parse(argc, argv);
+  options o;
+  if (const auto status =
+          bench::parse_before_mpi("overlap_program", [&](bool print) { return parse(argc, argv, o, print); }))
+    return *status;
   double unit = calibrate_alone();
   hytask::runtime rt(argc, argv);
   // One unit for all ranks (the fastest measurement, the least disturbed): equal tasks.

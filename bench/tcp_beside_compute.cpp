@@ -44,6 +44,8 @@
 #include <thread>
 #include <vector>
 
+#include "cli.hpp"
+
 namespace {
 
 [[noreturn]] void fail(const std::string& why) {
@@ -60,48 +62,33 @@ struct options {
   bool saturate = false;
 };
 
-options parse(int argc, char** argv) {
-  options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) fail(a + " needs a value");
-      return argv[++i];
-    };
-    auto positive = [&](const std::string& v) {
-      char* end = nullptr;
-      const long n = std::strtol(v.c_str(), &end, 10);
-      if (end == v.c_str() || *end != '\0' || n <= 0)
-        fail(a + " wants a positive integer, not '" + v + "'");
-      return static_cast<int>(n);
-    };
-    if (a == "--size") {
-      const std::string v = value();
-      if (std::sscanf(v.c_str(), "%dx%dx%d", &o.nx, &o.ny, &o.nz) != 3 || o.nx < 3 || o.ny < 3 ||
-          o.nz < 3)
-        fail("--size wants NXxNYxNZ, each at least 3, e.g. 128x256x256, not '" + v + "'");
-    } else if (a == "--sweeps") {
-      o.sweeps = positive(value());
-    } else if (a == "--rounds") {
-      o.rounds = positive(value());
-    } else if (a == "--chunk") {
-      o.chunk = static_cast<std::size_t>(positive(value()));
-    } else if (a == "--bytes") {
-      o.bytes = static_cast<std::size_t>(positive(value()));
-    } else if (a == "--saturate") {
-      o.saturate = true;
-    } else if (a == "-h" || a == "--help") {
-      std::printf(
-          "usage: bench_tcp_beside_compute [--size 128x256x256] [--sweeps 8] [--rounds 6] "
-          "[--chunk 524288] [--bytes PER_SWEEP | --saturate]\n"
-          "(2 ranks, one per node of scripts/cluster.sh)\n");
-      MPI_Finalize();
-      std::exit(0);
-    } else {
-      fail("unknown option '" + a + "' (see --help)");
+// The command line into `o`; false when --help was asked for (printed when `print_help`).
+bool parse(int argc, char** argv, options& o, bool print_help) {
+  hytask_cli::command_line cli(
+      "bench_tcp_beside_compute",
+      "[--size 128x256x256] [--sweeps 8] [--rounds 6] [--chunk 524288]\n"
+      "                                [--bytes PER_SWEEP | --saturate]   (2 ranks, one per node of scripts/cluster.sh)",
+      "How fast a core computes a Jacobi sweep while its kernel moves a TCP stream through the node,\n"
+      "beside the same sweep alone; no MPI call runs while anything is timed. Prints, per rank, the\n"
+      "median sweep times, speed_pct = alone / stream, the stream's rate and its CPU costs.");
+  cli.custom("--size", "NXxNYxNZ", [&o](const std::string& v) {
+    const std::vector<std::string> dims = hytask_cli::split(v, 'x');
+    const std::string wants = "--size wants NXxNYxNZ, each at least 3, e.g. 128x256x256, not '" + v + "'";
+    if (dims.size() != 3) throw hytask_cli::usage_error(wants);
+    int* to[3] = {&o.nx, &o.ny, &o.nz};
+    try {
+      for (int d = 0; d < 3; ++d) *to[d] = static_cast<int>(hytask_cli::parse_integer("--size", dims[d], 3, 1 << 16));
+    } catch (const hytask_cli::usage_error&) {
+      throw hytask_cli::usage_error(wants);
     }
-  }
-  return o;
+  }, "the grid of a rank, split along x as jacobi3d's 1-D decomposition\n"
+     "(default 128x256x256)");
+  cli.integer("--sweeps", o.sweeps, 1, 1000000, "sweeps per phase (default 8)");
+  cli.integer("--rounds", o.rounds, 1, 1000000, "rounds of the two phases, alone and stream (default 6)");
+  cli.integer("--chunk", o.chunk, 1, 1L << 30, "bytes per send() call (default 524288)");
+  cli.integer("--bytes", o.bytes, 1, 1L << 30, "bytes handed to the stream per sweep (default: one face of the grid)");
+  cli.flag("--saturate", o.saturate, "send without pause instead: the link full all the time");
+  return cli.parse(argc, argv, print_help);
 }
 
 double now_s() {
@@ -290,11 +277,14 @@ double median(std::vector<double> v) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  options o;
+  if (const auto status =
+          bench::parse_before_mpi("bench_tcp_beside_compute", [&](bool print) { return parse(argc, argv, o, print); }))
+    return *status;
   MPI_Init(&argc, &argv);
   int rank = 0, size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  const options o = parse(argc, argv);
   if (size != 2) fail("run with 2 ranks, one per node (scripts/cluster.sh run -- ...)");
 
   const std::size_t cells = static_cast<std::size_t>(o.nx) * static_cast<std::size_t>(o.ny) *

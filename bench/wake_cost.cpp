@@ -22,16 +22,15 @@
 #include <thread>
 #include <vector>
 
+#include "command_line.hpp"
 #include "pin.hpp"
 
 namespace {
 
-[[noreturn]] void usage(const std::string& why) {
-  std::fprintf(stderr,
-               "bench_wake_cost: %s\nusage: bench_wake_cost [--cpu C] [--seconds S] "
-               "[--periods-us P1,P2,...]\n",
-               why.c_str());
-  std::exit(2);
+// A failure after the command line was taken: said, and the process ends with status 1.
+[[noreturn]] void die(const std::string& why) {
+  std::fprintf(stderr, "bench_wake_cost: %s\n", why.c_str());
+  std::exit(1);
 }
 
 using clock_type = std::chrono::steady_clock;
@@ -52,7 +51,7 @@ gaps measure(int cpu, double seconds, long period_us, long& wakes) {
   std::thread sleeper;
   if (period_us > 0) {
     sleeper = std::thread([&] {
-      if (!bench::pin_this_thread(cpu)) usage("cannot pin the sleeper to CPU " + std::to_string(cpu));
+      if (!bench::pin_this_thread(cpu)) die("cannot pin the sleeper to CPU " + std::to_string(cpu));
       timespec at;
       clock_gettime(CLOCK_MONOTONIC, &at);
       while (!stop.load(std::memory_order_relaxed)) {
@@ -95,38 +94,39 @@ int first_allowed_cpu() {
   return 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   int cpu = first_allowed_cpu();
   double seconds = 0.5;
   std::vector<long> periods = {1000, 500, 200, 100};
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (i + 1 >= argc) usage("missing value after " + arg);
-    const std::string value = argv[++i];
-    if (arg == "--cpu") {
-      cpu = std::atoi(value.c_str());
-      if (cpu < 0 || value.find_first_not_of("0123456789") != std::string::npos)
-        usage("--cpu wants a CPU number, not '" + value + "'");
-    } else if (arg == "--seconds") {
-      seconds = std::atof(value.c_str());
-      if (!(seconds > 0) || seconds > 600) usage("--seconds wants a duration in (0, 600], not '" + value + "'");
-    } else if (arg == "--periods-us") {
-      periods.clear();
-      std::stringstream in(value);
-      for (std::string item; std::getline(in, item, ',');) {
-        const long p = std::atol(item.c_str());
-        if (p <= 0 || item.find_first_not_of("0123456789") != std::string::npos)
-          usage("--periods-us wants positive periods in microseconds, e.g. 500,100, not '" + value + "'");
-        periods.push_back(p);
-      }
-      if (periods.empty()) usage("--periods-us wants at least one period");
-    } else {
-      usage("unknown option " + arg);
+  hytask_cli::command_line cli(
+      "bench_wake_cost", "[--cpu C] [--seconds S] [--periods-us P1,P2,...]",
+      "What a thread's wake-up costs the compute on the same core: a compute thread pinned to one\n"
+      "CPU counts the gaps in its clock reads, alone and beside a sleeper pinned to the same CPU\n"
+      "that wakes every P microseconds. Prints one wake_cost line per period (0: alone).");
+  cli.integer("--cpu", cpu, 0, 1 << 20,
+              "the CPU of both threads (default: the first CPU the process may use, here " + std::to_string(cpu) + ")");
+  cli.custom("--seconds", "S", [&](const std::string& v) {
+    const std::string wants = "--seconds wants a duration in (0, 600], not '" + v + "'";
+    try {
+      seconds = hytask_cli::parse_number("--seconds", v, 0, 600);
+    } catch (const hytask_cli::usage_error&) {
+      throw hytask_cli::usage_error(wants);
     }
-  }
-  if (!bench::pin_this_thread(cpu)) usage("cannot pin to CPU " + std::to_string(cpu) + " (is it online and allowed?)");
+    if (!(seconds > 0)) throw hytask_cli::usage_error(wants);
+  }, "per measurement, in (0, 600] (default 0.5)");
+  cli.custom("--periods-us", "LIST", [&](const std::string& v) {
+    periods.clear();
+    for (const std::string& item : hytask_cli::split(v, ',')) {
+      const long p = std::atol(item.c_str());
+      if (p <= 0 || item.find_first_not_of("0123456789") != std::string::npos || item.size() > 9)
+        throw hytask_cli::usage_error("--periods-us wants positive periods in microseconds, e.g. 500,100, not '" + v + "'");
+      periods.push_back(p);
+    }
+    if (periods.empty()) throw hytask_cli::usage_error("--periods-us wants at least one period");
+  }, "the sleeper's periods in microseconds (default 1000,500,200,100)");
+  if (!cli.parse(argc, argv)) return 0;
+  if (!bench::pin_this_thread(cpu))
+    throw hytask_cli::usage_error("--cpu " + std::to_string(cpu) + ": cannot pin to this CPU (is it online and allowed?)");
 
   long none = 0;
   const gaps base = measure(cpu, seconds, 0, none);
@@ -140,4 +140,11 @@ int main(int argc, char** argv) {
                 cpu, p, wakes, g.count / seconds, 100.0 * g.lost_ns / (seconds * 1e9),
                 wakes > 0 ? extra / static_cast<double>(wakes) / 1000.0 : 0.0);
   }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return hytask_cli::main_frame("bench_wake_cost", [&] { return run(argc, argv); });
 }

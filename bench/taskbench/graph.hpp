@@ -49,8 +49,11 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "../cli.hpp"
 
 // kernel.cpp: `iterations` rounds of 24 independent multiply-adds on doubles.
 extern "C" std::uint64_t taskbench_kernel(long iterations, std::uint64_t seed);
@@ -456,103 +459,72 @@ struct options {
 
 enum features : unsigned { with_threads = 1, with_latency = 2 };
 
-inline void usage(const char* prog, unsigned feats) {
-  std::fprintf(
-      stderr,
-      "usage: %s [--pattern P] [--width W] [--steps T] [--iterations N[,N...]]\n"
-      "          [--reps R] [--radix r]%s%s [--corrupt]\n"
-      "  P: trivial | stencil_1d | nearest | spread | fft | tree (nearest:r and spread:r set\n"
-      "     the radix); defaults: stencil_1d, W 4, T 1000, N 1000, R 3, r 3%s\n"
-      "  Runs the graph once (timed alone: first_seconds), then R times per iterations value,\n"
-      "  checking every run, and prints one line per value. --corrupt makes task (1,0) write\n"
-      "  a wrong step tag: a self-test of the checker, the run must fail.\n",
-      prog, (feats & with_threads) ? " [--threads N]" : "",
-      (feats & with_latency) ? " [--latency]" : "", (feats & with_threads) ? ", threads 2" : "");
-}
-
-[[noreturn]] inline void bad_usage(const char* prog, unsigned feats, const char* fmt,
-                                   const char* arg) {
-  std::fprintf(stderr, "%s: ", prog);
-  std::fprintf(stderr, fmt, arg);
-  std::fprintf(stderr, "\n");
-  usage(prog, feats);
-  std::exit(2);
-}
-
-inline long parse_long(const char* prog, unsigned feats, const char* flag, const char* text,
-                       long min) {
+// `text` as an integer >= min, or a usage_error naming `flag`.
+inline long parse_long(const std::string& flag, const std::string& text, long min) {
   char* end = nullptr;
   errno = 0;
-  const long v = std::strtol(text, &end, 10);
-  if (end == text || *end != '\0' || errno != 0 || v < min) {
-    std::string what =
-        std::string(flag) + " needs an integer >= " + std::to_string(min) + ", not '%s'";
-    bad_usage(prog, feats, what.c_str(), text);
-  }
+  const long v = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno != 0 || v < min)
+    throw hytask_cli::usage_error(flag + " needs an integer >= " + std::to_string(min) + ", not '" + text + "'");
   return v;
 }
 
-// `feats` says which of --threads and --latency the system accepts.
-inline options parse(int argc, char** argv, unsigned feats) {
-  const char* prog = argv[0];
-  options o;
+// The command line of `program` into `o`; `feats` says which of --threads and --latency the
+// system accepts. False when --help was asked for (printed when `print_help`); a usage_error
+// (hytask_cli) naming the problem when the line is wrong.
+inline bool parse(int argc, char** argv, const std::string& program, unsigned feats, options& o, bool print_help) {
+  using hytask_cli::usage_error;
   std::string pattern_name = "stencil_1d";
   long radix = -1;
-  for (int a = 1; a < argc; ++a) {
-    const std::string arg = argv[a];
-    auto value = [&]() -> const char* {
-      if (a + 1 >= argc) bad_usage(prog, feats, "%s needs a value", argv[a]);
-      return argv[++a];
-    };
-    if (arg == "--pattern") {
-      pattern_name = value();
-    } else if (arg == "--width") {
-      o.g.width = parse_long(prog, feats, "--width", value(), 1);
-    } else if (arg == "--steps") {
-      o.g.steps = parse_long(prog, feats, "--steps", value(), 1);
-    } else if (arg == "--iterations") {
-      const std::string list = value();
-      o.iterations.clear();
-      std::size_t pos = 0;
-      while (true) {
-        const std::size_t comma = list.find(',', pos);
-        const std::string item =
-            list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-        o.iterations.push_back(parse_long(prog, feats, "--iterations", item.c_str(), 0));
-        if (comma == std::string::npos) break;
-        pos = comma + 1;
-      }
-    } else if (arg == "--reps") {
-      o.reps = static_cast<int>(parse_long(prog, feats, "--reps", value(), 1));
-    } else if (arg == "--threads" && (feats & with_threads)) {
-      o.threads = static_cast<int>(parse_long(prog, feats, "--threads", value(), 1));
-    } else if (arg == "--radix") {
-      radix = parse_long(prog, feats, "--radix", value(), 1);
-    } else if (arg == "--latency" && (feats & with_latency)) {
-      o.latency = true;
-    } else if (arg == "--corrupt") {
-      o.corrupt = true;
-    } else if (arg == "--help" || arg == "-h") {
-      usage(prog, feats);
-      std::exit(0);
-    } else if (arg == "--threads" || arg == "--latency") {
-      bad_usage(
-          prog, feats,
-          "%s is for the threaded systems (taskbench_hytask, taskbench_omp_*); an MPI run has "
-          "one rank per core: choose the number with mpiexec -n",
-          arg.c_str());
-    } else {
-      bad_usage(prog, feats, "unknown argument '%s'", arg.c_str());
-    }
+  const bool threads = (feats & with_threads) != 0, latency = (feats & with_latency) != 0;
+  hytask_cli::command_line cli(
+      program,
+      std::string("[--pattern P] [--width W] [--steps T] [--iterations N[,N...]]\n") +
+          std::string(program.size() + 8, ' ') + "[--reps R] [--radix r]" + (threads ? " [--threads N]" : "") +
+          (latency ? " [--latency]" : "") + " [--corrupt]",
+      "Task Bench's graphs (bench/taskbench/graph.hpp): W points per step, T steps, each task\n"
+      "running the kernel N iterations. Runs the graph once (timed alone: first_seconds), then R\n"
+      "times per iterations value, checking every run, and prints one line per value.");
+  cli.text("--pattern", pattern_name,
+           "trivial | stencil_1d | nearest | spread | fft | tree (nearest:r and\n"
+           "spread:r set the radix) (default stencil_1d)",
+           "P");
+  cli.custom("--width", "W", [&o](const std::string& v) { o.g.width = parse_long("--width", v, 1); },
+             "points per step (default 4)");
+  cli.custom("--steps", "T", [&o](const std::string& v) { o.g.steps = parse_long("--steps", v, 1); },
+             "time steps (default 1000)");
+  cli.custom("--iterations", "N[,N...]", [&o](const std::string& v) {
+    o.iterations.clear();
+    for (const std::string& item : hytask_cli::split(v, ',')) o.iterations.push_back(parse_long("--iterations", item, 0));
+    if (o.iterations.empty()) throw usage_error("--iterations needs at least one value");
+  }, "kernel iterations per task, one run set per value (default 1000)");
+  cli.custom("--reps", "R", [&o](const std::string& v) { o.reps = static_cast<int>(parse_long("--reps", v, 1)); },
+             "timed runs per iterations value (default 3)");
+  cli.custom("--radix", "r", [&radix](const std::string& v) { radix = parse_long("--radix", v, 1); },
+             "nearest and spread: dependencies per task, at most 64 (default 3)");
+  if (threads) {
+    cli.custom("--threads", "N", [&o](const std::string& v) { o.threads = static_cast<int>(parse_long("--threads", v, 1)); },
+               "threads (default 2)");
+  } else {
+    // Refused with the reason, and not in the help.
+    cli.custom("--threads", "N", [](const std::string&) {
+      throw usage_error("--threads is for the threaded systems (taskbench_hytask, taskbench_omp_*); an MPI run has "
+                        "one rank per core: choose the number with mpiexec -n");
+    }, "")->group("");
   }
+  if (latency)
+    cli.flag("--latency", o.latency, "also record and report the latencies between dependent tasks");
+  cli.flag("--corrupt", o.corrupt,
+           "make task (1,0) write a wrong step tag: a self-test of the checker, the\n"
+           "run must fail");
+  if (!cli.parse(argc, argv, print_help)) return false;
 
   // "nearest:5" is "nearest" with radix 5.
   if (const auto colon = pattern_name.find(':'); colon != std::string::npos) {
     const std::string r = pattern_name.substr(colon + 1);
     pattern_name.resize(colon);
-    if (radix >= 0)
-      bad_usage(prog, feats, "give the radix once: '%s:r' or --radix", pattern_name.c_str());
-    radix = parse_long(prog, feats, "the radix after ':'", r.c_str(), 1);
+    if (radix >= 0) throw usage_error("give the radix once: '" + pattern_name + ":r' or --radix");
+    radix = parse_long("the radix after ':'", r, 1);
   }
   graph& g = o.g;
   if (pattern_name == "trivial")
@@ -568,33 +540,32 @@ inline options parse(int argc, char** argv, unsigned feats) {
   else if (pattern_name == "tree")
     g.kind = pattern::tree;
   else
-    bad_usage(prog, feats, "unknown pattern '%s' (trivial, stencil_1d, nearest, spread, fft, tree)",
-              pattern_name.c_str());
+    throw usage_error("--pattern: unknown pattern '" + pattern_name + "' (trivial, stencil_1d, nearest, spread, fft, tree)");
 
   if (radix >= 0 && g.kind != pattern::nearest && g.kind != pattern::spread)
-    bad_usage(prog, feats, "a radix applies to nearest and spread only, not to %s",
-              pattern_name.c_str());
+    throw usage_error("a radix applies to nearest and spread only, not to " + pattern_name);
   if (radix >= 0) g.radix = static_cast<int>(std::min<long>(radix, max_radix + 1));
-  if (g.radix > max_radix)
-    bad_usage(prog, feats, "%s: the radix must be at most 64", pattern_name.c_str());
+  if (g.radix > max_radix) throw usage_error(pattern_name + ": the radix must be at most 64");
   if (g.kind == pattern::nearest && g.radix % 2 == 0)
-    bad_usage(prog, feats, "nearest needs an odd radix (i - r/2 .. i + r/2), not %s",
-              std::to_string(g.radix).c_str());
+    throw usage_error("nearest needs an odd radix (i - r/2 .. i + r/2), not " + std::to_string(g.radix));
   if (g.width > 0x7fffffffL || g.steps > 0x7fffffffL)
-    bad_usage(prog, feats, "%s: width and steps must fit the records' 32-bit fields",
-              "--width/--steps");
+    throw usage_error("--width/--steps: width and steps must fit the records' 32-bit fields");
   if (g.kind == pattern::fft) {
     if ((g.width & (g.width - 1)) != 0)
-      bad_usage(prog, feats,
-                "fft needs a power-of-two --width (each step pairs i with i XOR 2^k), not %s",
-                std::to_string(g.width).c_str());
+      throw usage_error("fft needs a power-of-two --width (each step pairs i with i XOR 2^k), not " +
+                        std::to_string(g.width));
     g.log2_width = 0;
     while ((1L << g.log2_width) < g.width) ++g.log2_width;
   }
   if (o.corrupt && (!g.has_records() || g.steps < 3))
-    bad_usage(prog, feats, "--corrupt needs a pattern with dependencies (not %s) and --steps >= 3",
-              pattern_name.c_str());
-  return o;
+    throw usage_error("--corrupt needs a pattern with dependencies (not " + pattern_name + ") and --steps >= 3");
+  return true;
+}
+
+// main's command line, before MPI starts in the MPI system: nothing, run; or the status to
+// exit with, 0 after --help, 2 after a usage error (printed by one rank).
+inline std::optional<int> take_options(int argc, char** argv, const std::string& program, unsigned feats, options& o) {
+  return bench::parse_before_mpi(program, [&](bool print) { return parse(argc, argv, program, feats, o, print); });
 }
 
 // ---- Timing and the output line ----------------------------------------------------------

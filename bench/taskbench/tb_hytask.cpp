@@ -8,8 +8,10 @@
 #include "hytask_tasks.hpp"
 
 int main(int argc, char** argv) {
-  const taskbench::options o =
-      taskbench::parse(argc, argv, taskbench::with_threads | taskbench::with_latency);
+  taskbench::options o;
+  if (const auto status =
+          taskbench::take_options(argc, argv, "taskbench_hytask", taskbench::with_threads | taskbench::with_latency, o))
+    return *status;
   hytask::runtime rt(hytask::config{.threads = static_cast<unsigned>(o.threads)});
 
   const taskbench::graph& g = o.g;

@@ -32,11 +32,13 @@ struct exchange_plan {
 }  // namespace
 
 int main(int argc, char** argv) {
+  taskbench::options o;
+  if (const auto status = taskbench::take_options(argc, argv, "taskbench_mpi", taskbench::with_latency, o))
+    return *status;
   MPI_Init(&argc, &argv);
   int rank = 0, ranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  const taskbench::options o = taskbench::parse(argc, argv, taskbench::with_latency);
   const taskbench::graph& g = o.g;
 
   int* tag_ub = nullptr;
@@ -45,9 +47,9 @@ int main(int argc, char** argv) {
   if (found && g.width - 1 > *tag_ub) {
     if (rank == 0)
       std::fprintf(stderr,
-                   "%s: --width %ld: the points are the message tags, and this MPI's "
+                   "taskbench_mpi: --width %ld: the points are the message tags, and this MPI's "
                    "largest tag is %d; use a smaller width\n",
-                   argv[0], g.width, *tag_ub);
+                   g.width, *tag_ub);
     MPI_Finalize();
     return 2;
   }
@@ -108,10 +110,10 @@ int main(int argc, char** argv) {
     if (on_node != ranks) {
       if (rank == 0)
         std::fprintf(stderr,
-                     "%s: --latency compares the clocks of different ranks, which needs every "
+                     "taskbench_mpi: --latency compares the clocks of different ranks, which needs every "
                      "rank on one machine (%d of %d share rank 0's); run without --latency or "
                      "on one node\n",
-                     argv[0], on_node, ranks);
+                     on_node, ranks);
       MPI_Finalize();
       return 2;
     }

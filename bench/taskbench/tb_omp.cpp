@@ -15,8 +15,10 @@ static const char* const system_name = "omp_gcc";
 #endif
 
 int main(int argc, char** argv) {
-  const taskbench::options o =
-      taskbench::parse(argc, argv, taskbench::with_threads | taskbench::with_latency);
+  taskbench::options o;
+  if (const auto status =
+          taskbench::take_options(argc, argv, std::string("taskbench_") + system_name, taskbench::with_threads | taskbench::with_latency, o))
+    return *status;
   omp_set_num_threads(o.threads);
 
   const taskbench::graph& g = o.g;
