@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "cli.hpp"
+#include "command_line.hpp"
 #include "hytask/global.hpp"
 #include "hytask/hytask.hpp"
 #include "hytask/mpi.hpp"
@@ -67,7 +67,7 @@ bool parse(int argc, char** argv, options& o, bool print_help) {
 int main(int argc, char** argv) {
   options o;
   if (const auto status =
-          bench::parse_before_mpi("bench_global_scale", [&](bool print) { return parse(argc, argv, o, print); }))
+          hytask_cli::parse_before_mpi("bench_global_scale", [&](bool print) { return parse(argc, argv, o, print); }))
     return *status;
   hytask::runtime rt(argc, argv);
   const int rank = hytask::mpi::rank(), size = hytask::mpi::size();

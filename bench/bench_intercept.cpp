@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "cli.hpp"
+#include "command_line.hpp"
 #include "hytask/hytask.hpp"
 
 namespace {
@@ -108,7 +108,7 @@ struct call_case {
 int main(int argc, char** argv) {
   options o;
   if (const auto status =
-          bench::parse_before_mpi("bench_intercept", [&](bool print) { return parse(argc, argv, o, print); }))
+          hytask_cli::parse_before_mpi("bench_intercept", [&](bool print) { return parse(argc, argv, o, print); }))
     return *status;
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);

@@ -36,7 +36,7 @@
 #include <thread>
 #include <vector>
 
-#include "cli.hpp"
+#include "command_line.hpp"
 #include "hytask/hytask.hpp"
 #include "hytask/mpi.hpp"
 
@@ -372,7 +372,7 @@ bool parse(int argc, char** argv, options& o, bool print_help) {
 
 int main(int argc, char** argv) {
   options o;
-  if (const auto status = bench::parse_before_mpi("bench_mpi", [&](bool print) { return parse(argc, argv, o, print); }))
+  if (const auto status = hytask_cli::parse_before_mpi("bench_mpi", [&](bool print) { return parse(argc, argv, o, print); }))
     return *status;
   hytask::runtime rt(argc, argv);
   if (hytask::mpi::size() != 2) {

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "cli.hpp"
+#include "command_line.hpp"
 #include "empty_tasks.hpp"
 #include "hytask/omp.hpp"
 
@@ -78,7 +78,7 @@ bool parse(int argc, char** argv, int& n, int& reps, bool print_help) {
 int main(int argc, char** argv) {
   int n = 20000, reps = 11;
   if (const auto status =
-          bench::parse_before_mpi("bench_omp_task_hook", [&](bool print) { return parse(argc, argv, n, reps, print); }))
+          hytask_cli::parse_before_mpi("bench_omp_task_hook", [&](bool print) { return parse(argc, argv, n, reps, print); }))
     return *status;
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);

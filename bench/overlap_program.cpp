@@ -45,7 +45,7 @@
 #include <thread>
 #include <vector>
 
-#include "cli.hpp"
+#include "command_line.hpp"
 #include "hytask/hytask.hpp"
 #include "hytask/mpi.hpp"
 #include "threads.hpp"
@@ -236,7 +236,7 @@ double calibrate_alone() {
 int main(int argc, char** argv) {
   options o;
   if (const auto status =
-          bench::parse_before_mpi("overlap_program", [&](bool print) { return parse(argc, argv, o, print); }))
+          hytask_cli::parse_before_mpi("overlap_program", [&](bool print) { return parse(argc, argv, o, print); }))
     return *status;
   double unit = calibrate_alone();
   hytask::runtime rt(argc, argv);

@@ -44,7 +44,7 @@
 #include <thread>
 #include <vector>
 
-#include "cli.hpp"
+#include "command_line.hpp"
 
 namespace {
 
@@ -279,7 +279,7 @@ double median(std::vector<double> v) {
 int main(int argc, char** argv) {
   options o;
   if (const auto status =
-          bench::parse_before_mpi("bench_tcp_beside_compute", [&](bool print) { return parse(argc, argv, o, print); }))
+          hytask_cli::parse_before_mpi("bench_tcp_beside_compute", [&](bool print) { return parse(argc, argv, o, print); }))
     return *status;
   MPI_Init(&argc, &argv);
   int rank = 0, size = 0;

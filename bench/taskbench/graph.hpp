@@ -53,7 +53,7 @@
 #include <string>
 #include <vector>
 
-#include "../cli.hpp"
+#include "command_line.hpp"
 
 // kernel.cpp: `iterations` rounds of 24 independent multiply-adds on doubles.
 extern "C" std::uint64_t taskbench_kernel(long iterations, std::uint64_t seed);
@@ -565,7 +565,7 @@ inline bool parse(int argc, char** argv, const std::string& program, unsigned fe
 // main's command line, before MPI starts in the MPI system: nothing, run; or the status to
 // exit with, 0 after --help, 2 after a usage error (printed by one rank).
 inline std::optional<int> take_options(int argc, char** argv, const std::string& program, unsigned feats, options& o) {
-  return bench::parse_before_mpi(program, [&](bool print) { return parse(argc, argv, program, feats, o, print); });
+  return hytask_cli::parse_before_mpi(program, [&](bool print) { return parse(argc, argv, program, feats, o, print); });
 }
 
 // ---- Timing and the output line ----------------------------------------------------------

@@ -17,8 +17,10 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -209,6 +211,31 @@ int main_frame(const std::string& program, Body body) {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: %s\n", program.c_str(), e.what());
     return 1;
+  }
+}
+
+// False in every process an MPI launcher started but its first (Open MPI, MPICH's Hydra,
+// PMIx), before MPI is up: --help and usage errors are printed once per job, not per rank.
+// True outside a launcher.
+inline bool launcher_rank_zero() {
+  for (const char* v : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "MPI_LOCALRANKID"})
+    if (const char* s = std::getenv(v)) return std::strcmp(s, "0") == 0;
+  return true;
+}
+
+// A command line parsed before MPI starts. `parse(print_help)` declares the options, parses
+// and checks them (throwing usage_error) and returns false when --help was asked for
+// (printed when print_help). Nothing: run the program. Otherwise the status to exit with: 0
+// after --help, 2 after a usage error; launcher rank zero alone prints either.
+template <class Parse>
+std::optional<int> parse_before_mpi(const std::string& program, Parse parse) {
+  const bool speak = launcher_rank_zero();
+  try {
+    if (parse(speak)) return std::nullopt;
+    return 0;
+  } catch (const usage_error& e) {
+    if (speak) std::fputs(error_text(program, e.what()).c_str(), stderr);
+    return 2;
   }
 }
 

@@ -19,14 +19,6 @@
 
 namespace {
 
-// Before MPI starts, only the launcher's variables tell which rank this is; print usage
-// problems once, from rank 0 (or when not launched by MPI at all).
-bool launcher_rank_zero() {
-  for (const char* v : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "MPI_LOCALRANKID"})
-    if (const char* s = std::getenv(v)) return std::strcmp(s, "0") == 0;
-  return true;
-}
-
 std::string library_version() {
   char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
   int len = 0;
@@ -51,7 +43,7 @@ std::string flavour(const std::string& library) {
 }
 
 int usage_failure(const std::string& message) {
-  if (launcher_rank_zero())
+  if (hytask_cli::launcher_rank_zero())
     std::fputs(hytask_cli::error_text("hytask-overlap", message).c_str(), stderr);
   return 2;
 }
@@ -93,7 +85,7 @@ unsigned distinct_network_namespaces(int size) {
 int main(int argc, char** argv) {
   overlap::options opt;
   try {
-    std::optional<overlap::options> parsed = overlap::parse(argc, argv, launcher_rank_zero());
+    std::optional<overlap::options> parsed = overlap::parse(argc, argv, hytask_cli::launcher_rank_zero());
     if (!parsed) return 0;  // --help
     opt = std::move(*parsed);
   } catch (const overlap::usage_error& e) {
