@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -131,6 +133,25 @@ TEST(CommandLine, MainFrameMapsErrorsToStatuses) {
 TEST(CommandLine, SplitKeepsEmptyItems) {
   EXPECT_EQ(hytask_cli::split("a,,b,", ','), (std::vector<std::string>{"a", "", "b", ""}));
   EXPECT_TRUE(hytask_cli::split("", ',').empty());
+}
+
+}  // namespace
+
+namespace {
+
+TEST(CommandLine, OnlyTheLaunchersFirstProcessSpeaks) {
+  for (const char* v : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "MPI_LOCALRANKID"}) unsetenv(v);
+  EXPECT_TRUE(hytask_cli::launcher_rank_zero()) << "outside a launcher the program speaks";
+  setenv("PMI_RANK", "1", 1);
+  EXPECT_FALSE(hytask_cli::launcher_rank_zero());
+  testing::internal::CaptureStderr();
+  const auto quiet = hytask_cli::parse_before_mpi("prog", [](bool) -> bool { throw usage_error("bad"); });
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "") << "rank 1 printed the usage error";
+  EXPECT_EQ(quiet, std::optional<int>(2));
+  setenv("PMI_RANK", "0", 1);
+  EXPECT_TRUE(hytask_cli::launcher_rank_zero());
+  EXPECT_EQ(hytask_cli::parse_before_mpi("prog", [](bool) { return true; }), std::nullopt);
+  unsetenv("PMI_RANK");
 }
 
 }  // namespace
