@@ -24,8 +24,8 @@
 //   (global_ptr<T>{}) are allowed and test for null.
 // - As an iterator it is a std::random_access_iterator whose reference is a proxy (the
 //   global_ref): reading `*it` converts to T, writing is `(*it).put(v)`. Standard algorithms
-//   that only read work, element by element (one transfer each); for whole ranges use
-//   hytask::copy and the other algorithms of algorithm.hpp, which move blocks.
+//   that only read work, element by element (one transfer each); for whole ranges the
+//   copy and the other algorithms of algorithm.hpp move blocks.
 #pragma once
 
 #include <compare>
