@@ -5,6 +5,8 @@
 
 #include "hytask/global/copyin.hpp"
 #include "hytask/global/global_array.hpp"
+#include "hytask/global/algorithm.hpp"
+#include "hytask/global/global_ptr.hpp"
 #include "hytask/global/global_ref.hpp"
 #include "hytask/global/phase.hpp"
 #include "hytask/global/stats.hpp"

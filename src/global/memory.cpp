@@ -276,6 +276,78 @@ void global_memory::flush(int owner) {
   gd::blocking_mpi("MPI_Win_flush", owner, [&] { return MPI_Win_flush(owner, win_); });
 }
 
+namespace {
+// MPI's counts are ints here (comm posts MPI_Rget / MPI_Rput with int counts): a run longer
+// than this goes as several operations of at most this many bytes.
+constexpr std::size_t max_transfer_bytes = std::size_t(1) << 30;
+}  // namespace
+
+// Shared by get_range and put_range: every run of [first, last) either copied here (this
+// rank's) or started as MPI operations, then all waited for together; a put flushes each
+// owner it wrote to once.
+void global_memory::transfer_range(std::uint64_t first, std::uint64_t last, std::byte* buf,
+                                   bool put) const {
+  std::vector<mpi::request> pending;
+  std::vector<int> owners;
+  while (first < last) {
+    const std::uint64_t end = layout_.run_end(first, last);
+    const global_place p = layout_.locate(first);
+    const std::size_t bytes = static_cast<std::size_t>(end - first) * p.bytes;
+    if (p.owner == rank_) {
+      if (put) std::memcpy(base_ + p.offset, buf, bytes);
+      else std::memcpy(buf, base_ + p.offset, bytes);
+    } else {
+      for (std::size_t done = 0; done < bytes; done += max_transfer_bytes) {
+        const global_place part{p.owner, p.offset + done, std::min(max_transfer_bytes, bytes - done)};
+        operation* op = rma_op(put ? kind::rput : kind::rget, win_, part);
+        if (put) op->sbuf = buf + done;
+        else op->rbuf = buf + done;
+        pending.push_back(start(op));
+      }
+      if (put && std::find(owners.begin(), owners.end(), p.owner) == owners.end())
+        owners.push_back(p.owner);
+    }
+    buf += bytes;
+    first = end;
+  }
+  if (!pending.empty()) mpi::waitall(pending);
+  for (int owner : owners)
+    gd::blocking_mpi("MPI_Win_flush", owner, [&] { return MPI_Win_flush(owner, win_); });
+}
+
+void global_memory::get_range(std::uint64_t first, std::uint64_t last, void* buf) const {
+  require_attached("a range's get (hytask::copy)");
+  transfer_range(first, last, static_cast<std::byte*>(buf), false);
+}
+
+void global_memory::put_range(std::uint64_t first, std::uint64_t last, const void* buf) {
+  require_attached("a range's put (hytask::copy)");
+  transfer_range(first, last, static_cast<std::byte*>(const_cast<void*>(buf)), true);
+}
+
+void throw_global_ptr(const char* what, const global_memory* a, const global_memory* b) {
+  const auto name = [](const global_memory* m) { return m ? m->name() : std::string("a null global_ptr"); };
+  if (a != b)
+    throw usage_error(std::string("hytask::global_ptr: ") + what + " of pointers into different objects (" +
+                      name(a) + " and " + name(b) + "): pointers compare, subtract and form "
+                      "ranges only within one global_array");
+  throw usage_error(std::string("hytask::global_ptr: ") + what + " of a null global_ptr: make it "
+                    "from a global_array (a.begin(), a.begin() + i)");
+}
+
+void throw_global_range(std::ptrdiff_t length) {
+  throw usage_error("hytask: a global range of " + std::to_string(length) +
+                    " elements: a range [first, last) needs first <= last");
+}
+
+void throw_global_ptr_range(std::int64_t index, std::uint64_t n, const global_memory* mem) {
+  throw usage_error("hytask::global_ptr: index " + std::to_string(index) + " outside " +
+                    (mem ? mem->name() : std::string("a global_array")) + " of " + std::to_string(n) +
+                    " elements: a pointer may point at elements 0 to " + std::to_string(n) +
+                    " (one past the end), and only elements below " + std::to_string(n) +
+                    " may be read, written or asked for their owner");
+}
+
 void throw_copyin_buffer(std::size_t have, std::size_t need, const char* which) {
   throw usage_error("hytask::" + std::string(which) + ": a buffer of " + std::to_string(have) +
                     " elements for a location of " + std::to_string(need) +

@@ -27,6 +27,7 @@
 #include <type_traits>
 
 #include "hytask/comm/point_to_point.hpp"
+#include "hytask/global/global_ptr.hpp"
 #include "hytask/global/global_ref.hpp"
 
 namespace hytask {
@@ -53,6 +54,14 @@ class global_array {
   }
   std::size_t local_begin() const noexcept { return layout_.begin_of(mem_.rank()); }
   int owner(std::size_t i) const { return (*this)[i].owner(); }
+  // The global range as random-access iterators (global_ptr.hpp), and this rank's block as
+  // plain pointers (DASH's lbegin / lend): lbegin() is element local_begin().
+  global_ptr<T> begin() const noexcept { return global_ptr<T>(&mem_, 0); }
+  global_ptr<T> end() const noexcept { return global_ptr<T>(&mem_, layout_.n); }
+  T* lbegin() const noexcept { return local().data(); }
+  T* lend() const noexcept { return local().data() + local().size(); }
+  // The pointer to the first element of this rank's block (end() where the block is empty).
+  global_ptr<T> local_first() const noexcept { return global_ptr<T>(&mem_, local_begin()); }
 
  private:
   struct layout final : detail::global_layout {
@@ -72,6 +81,10 @@ class global_array {
       return {static_cast<int>(i / block), static_cast<std::size_t>(i % block) * sizeof(T), sizeof(T)};
     }
     std::string describe(std::uint64_t i) const override { return "element " + std::to_string(i); }
+    std::uint64_t run_end(std::uint64_t i, std::uint64_t last) const override {
+      const std::uint64_t block_end = (i / block + 1) * block;
+      return block_end < last ? block_end : last;
+    }
   };
   layout layout_;
   mutable detail::global_memory mem_;

@@ -9,7 +9,8 @@
 //
 // A reference is a small value (copy it into tasks). in/out/inout on it declare a global
 // dependency (see phase.hpp). get() and put() are blocking MPI-3 RMA transfers (a task
-// suspends, nothing else waits); get_async / put_async return a hytask::mpi::request.
+// suspends, nothing else waits); get_async / put_async return a hytask::mpi::request. The
+// reference converts to T (a get), so that `*it` reads through a global_ptr or iterator.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +30,8 @@ class global_ref : public detail::location_ref {
     return v;
   }
   void put(const T& v) const { mem_->put(index_, &v); }
+  // Reading through a global_ptr or iterator (`T v = *it;`): get().
+  operator T() const { return get(); }
   // The element where it is local, else null.
   T* local_data() const { return static_cast<T*>(local_address()); }
   // Where a task reads what copyin_r(*this, buf) brought: the element in place where it is

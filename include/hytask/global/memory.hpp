@@ -33,6 +33,11 @@ class global_layout {
   virtual global_place locate(std::uint64_t index) const = 0;
   // "element 17", "tile (2, 3)"
   virtual std::string describe(std::uint64_t index) const = 0;
+  // The end of the run of locations from `index` (below `last`) that lie on one owner, back
+  // to back and of one size: one transfer moves them. The default: one location.
+  virtual std::uint64_t run_end(std::uint64_t index, std::uint64_t last) const {
+    return index < last ? index + 1 : last;
+  }
 };
 
 class global_memory {
@@ -72,6 +77,14 @@ class global_memory {
   mpi::request put_async(std::uint64_t index, const void* buf);
   // Completes this rank's puts to owner at the owner (MPI_Win_flush).
   void flush(int owner);
+  // Bulk transfers of the locations [first, last) to/from buf (packed, in index order): one
+  // MPI_Rget / MPI_Rput per owner's run of locations (layout().run_end), all in flight at
+  // once, a memcpy for this rank's; blocking like get/put (a put_range has reached the
+  // owners when it returns). The caller checks the range.
+  void get_range(std::uint64_t first, std::uint64_t last, void* buf) const;
+  void put_range(std::uint64_t first, std::uint64_t last, const void* buf);
+  // The object's communicator (owners are its ranks), for the algorithms' collectives.
+  MPI_Comm comm() const noexcept { return comm_; }
 
   // The dependency of a task on location index.
   void declare(spawn_context& ctx, std::uint64_t index, access_mode mode);
@@ -90,6 +103,7 @@ class global_memory {
   void require_attached(const char* what) const;
   // The bodies of a copyin's transfer task: from this rank's memory, from another rank's.
   void copy_local(std::uint64_t index, void* buf);
+  void transfer_range(std::uint64_t first, std::uint64_t last, std::byte* buf, bool put) const;
   void receive_pushed(std::uint64_t index, void* buf, std::uint64_t id);
 
   const global_layout& layout_;
@@ -107,6 +121,10 @@ class global_memory {
 };
 
 [[noreturn]] void throw_global_index(std::uint64_t i, std::uint64_t n, const char* kind);
+// global_ptr misuse (global_ptr.hpp): what, the operation; a and b, the objects involved.
+[[noreturn]] void throw_global_ptr(const char* what, const global_memory* a, const global_memory* b);
+[[noreturn]] void throw_global_range(std::ptrdiff_t length);
+[[noreturn]] void throw_global_ptr_range(std::int64_t index, std::uint64_t n, const global_memory* mem);
 inline void check_global_index(std::uint64_t i, std::uint64_t n, const char* kind) {
   if (i >= n) throw_global_index(i, n, kind);
 }
