@@ -24,6 +24,8 @@ struct record {
   std::uint64_t id;
   arg a, b;
   bool is_instant;
+  std::uint8_t msg_kind;  // 0, or a send (1) or a receive (2) with msg
+  message msg;
 };
 
 struct buffer {
@@ -38,7 +40,7 @@ std::size_t g_capacity = 65536;
 std::uint64_t g_generation = 0;
 std::vector<std::unique_ptr<buffer>> g_buffers;
 int g_next_anonymous_tid = 10000;
-std::chrono::steady_clock::time_point g_origin;
+std::int64_t g_origin_ns = 0;  // on the local steady clock (trace/clock_sync.hpp)
 
 thread_local buffer* t_buffer = nullptr;
 thread_local std::uint64_t t_generation = 0;
@@ -121,6 +123,21 @@ void format(std::string& out, int tid, const record& r) {
     out += "\":";
     append_int(out, a->value);
   }
+  if (r.msg_kind != 0) {
+    // The message's identity (trace/merge.cpp pairs the two ends with it).
+    out += ",\"bytes\":";
+    append_int(out, r.msg.bytes);
+    out += ",\"comm\":";
+    append_int(out, r.msg.comm);
+    out += ",\"src\":";
+    append_int(out, r.msg.source);
+    out += ",\"dst\":";
+    append_int(out, r.msg.dest);
+    out += ",\"tag\":";
+    append_int(out, r.msg.tag);
+    out += r.msg_kind == 1 ? ",\"send_seq\":" : ",\"recv_seq\":";
+    append_int(out, r.msg.seq);
+  }
   out += "}}";
 }
 
@@ -160,14 +177,17 @@ void push(const record& r) {
 }  // namespace
 
 std::uint64_t now() noexcept {
-  return static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
-                                                           g_origin)
-          .count());
+  const std::int64_t t = local_clock_ns() - g_origin_ns;
+  return t > 0 ? static_cast<std::uint64_t>(t) : 0;  // an aligned origin a hair ahead
+}
+
+bool started() noexcept {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return g_file != nullptr;
 }
 
 void start(const std::string& path, std::size_t buffer_events, int pid,
-           const std::string& process_name) {
+           const std::string& process_name, const clock_alignment& clock) {
   std::lock_guard<std::mutex> lock(g_mutex);
   g_file = std::fopen(path.c_str(), "w");
   if (!g_file)
@@ -180,14 +200,24 @@ void start(const std::string& path, std::size_t buffer_events, int pid,
   ++g_generation;
   g_buffers.clear();
   g_next_anonymous_tid = 10000;
-  g_origin = std::chrono::steady_clock::now();
-  // The origin on the machine's steady clock: the ranks of one machine (the cluster in a box,
-  // a node's ranks) share it, so that their files can be laid on one time line.
+  // Aligned: time 0 is the common origin on the reference clock, read on the local clock.
+  g_origin_ns = clock.aligned ? clock.origin_ns - clock.offset_ns : local_clock_ns();
+  // origin_ns: time 0 on the machine's steady clock (the reference rank's, when aligned):
+  // files whose clocks were not aligned can still be laid on one time line when their
+  // ranks shared a machine.
   std::string text =
-      "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"hytask\",\"origin_ns\":";
-  append_int(text, static_cast<long long>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                              g_origin.time_since_epoch())
-                                              .count()));
+      "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"hytask\",\"rank\":";
+  append_int(text, pid);
+  text += ",\"origin_ns\":";
+  append_int(text, clock.aligned ? clock.origin_ns : g_origin_ns);
+  text += ",\"clock\":";
+  text += clock.aligned ? "\"aligned\"" : "\"local\"";
+  if (clock.aligned) {
+    text += ",\"clock_offset_ns\":";
+    append_int(text, clock.offset_ns);
+    text += ",\"clock_rtt_ns\":";
+    append_int(text, clock.rtt_ns);
+  }
   text +=
       "},\"traceEvents\":[\n"
       "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":";
@@ -199,14 +229,24 @@ void start(const std::string& path, std::size_t buffer_events, int pid,
   g_enabled = true;
 }
 
-void stop() {
+void stop(const clock_drift& end) {
   g_enabled = false;
   for (auto& b : g_buffers) flush(*b);  // the workers have stopped: no concurrent recording
   std::lock_guard<std::mutex> lock(g_mutex);
   g_buffers.clear();
   ++g_generation;
   if (g_file) {
-    std::fputs("\n]}\n", g_file);
+    // The drift after the array, on a line of its own: the merge reads it from the end.
+    std::string text = "\n]";
+    if (end.measured) {
+      text += ",\n\"clockEnd\":{\"drift_ns\":";
+      append_int(text, end.drift_ns);
+      text += ",\"at_ns\":";
+      append_int(text, end.at_ns);
+      text += "}";
+    }
+    text += "}\n";
+    std::fwrite(text.data(), 1, text.size(), g_file);
     std::fclose(g_file);
     g_file = nullptr;
   }
@@ -234,13 +274,26 @@ void set_thread(int tid, const std::string& name) {
 void slice(const char* name, const char* category, std::uint64_t t0, std::uint64_t t1,
            std::uint64_t id, const char* note, arg a, arg b) {
   if (!g_enabled) return;
-  push(record{t0, t1, name, category, note, id, a, b, false});
+  push(record{t0, t1, name, category, note, id, a, b, false, 0, {}});
 }
 
 void instant(const char* name, const char* category, std::uint64_t t, std::uint64_t id, arg a,
              arg b) {
   if (!g_enabled) return;
-  push(record{t, t, name, category, nullptr, id, a, b, true});
+  push(record{t, t, name, category, nullptr, id, a, b, true, 0, {}});
+}
+
+void send(const char* name, const char* category, std::uint64_t t, std::uint64_t id, int peer,
+          const message& m) {
+  if (!g_enabled) return;
+  push(record{t, t, name, category, nullptr, id, {"peer", peer}, {}, true, 1, m});
+}
+
+void receive(const char* category, std::uint64_t t, std::uint64_t id, int peer,
+             std::int64_t after_ns, const message& m) {
+  if (!g_enabled) return;
+  push(record{t, t, "complete", category, nullptr, id, {"peer", peer}, {"after_ns", after_ns},
+              true, 2, m});
 }
 
 }  // namespace hytask::trace
