@@ -16,17 +16,32 @@ bool g_enabled = false;
 
 namespace {
 
+// A message end's fields take the room of a plain event's note and arguments: a record
+// stays 88 bytes.
+struct plain_fields {
+  const char* note;
+  arg a, b;
+};
+struct message_fields {
+  std::uint32_t comm;
+  std::int32_t source, dest, tag, peer;
+  std::uint32_t seq;  // a stream of more than 2^32 messages would wrap
+  std::int64_t bytes, after_ns;
+};
+
 struct record {
   std::uint64_t t0, t1;
   const char* name;
   const char* category;
-  const char* note;
   std::uint64_t id;
-  arg a, b;
+  union {
+    plain_fields plain;
+    message_fields msg;
+  };
   bool is_instant;
-  std::uint8_t msg_kind;  // 0, or a send (1) or a receive (2) with msg
-  message msg;
+  std::uint8_t msg_kind;  // 0 plain, 1 a send, 2 a receive
 };
+static_assert(sizeof(record) <= 88, "a trace record stays small: HYTASK_TRACE_BUFFER's memory");
 
 struct buffer {
   int tid = 0;
@@ -92,7 +107,7 @@ void append_metadata(std::string& out, const char* what, int tid, const std::str
   out += "}}";
 }
 
-void format(std::string& out, int tid, const record& r) {
+void format_record(std::string& out, int tid, const record& r) {
   out += ",\n{\"name\":";
   append_escaped(out, r.name ? r.name : "task");
   out += ",\"cat\":";
@@ -112,19 +127,26 @@ void format(std::string& out, int tid, const record& r) {
   append_int(out, tid);
   out += ",\"args\":{\"id\":";
   append_int(out, r.id);
-  if (r.note) {
-    out += ",\"event\":";
-    append_escaped(out, r.note);
-  }
-  for (const arg* a : {&r.a, &r.b}) {
-    if (!a->key) continue;
-    out += ",\"";
-    out += a->key;
-    out += "\":";
-    append_int(out, a->value);
-  }
-  if (r.msg_kind != 0) {
+  if (r.msg_kind == 0) {
+    if (r.plain.note) {
+      out += ",\"event\":";
+      append_escaped(out, r.plain.note);
+    }
+    for (const arg* x : {&r.plain.a, &r.plain.b}) {
+      if (!x->key) continue;
+      out += ",\"";
+      out += x->key;
+      out += "\":";
+      append_int(out, x->value);
+    }
+  } else {
     // The message's identity (trace/merge.cpp pairs the two ends with it).
+    out += ",\"peer\":";
+    append_int(out, r.msg.peer);
+    if (r.msg_kind == 2) {
+      out += ",\"after_ns\":";
+      append_int(out, r.msg.after_ns);
+    }
     out += ",\"bytes\":";
     append_int(out, r.msg.bytes);
     out += ",\"comm\":";
@@ -146,7 +168,7 @@ void flush(buffer& b) {
   thread_local std::string text;
   text.clear();
   text.reserve(b.records.size() * 128);
-  for (const record& r : b.records) format(text, b.tid, r);
+  for (const record& r : b.records) format_record(text, b.tid, r);
   b.records.clear();
   std::lock_guard<std::mutex> lock(g_mutex);
   if (g_file) std::fwrite(text.data(), 1, text.size(), g_file);
@@ -274,26 +296,37 @@ void set_thread(int tid, const std::string& name) {
 void slice(const char* name, const char* category, std::uint64_t t0, std::uint64_t t1,
            std::uint64_t id, const char* note, arg a, arg b) {
   if (!g_enabled) return;
-  push(record{t0, t1, name, category, note, id, a, b, false, 0, {}});
+  record r{t0, t1, name, category, id, {.plain = {note, a, b}}, false, 0};
+  push(r);
 }
 
 void instant(const char* name, const char* category, std::uint64_t t, std::uint64_t id, arg a,
              arg b) {
   if (!g_enabled) return;
-  push(record{t, t, name, category, nullptr, id, a, b, true, 0, {}});
+  record r{t, t, name, category, id, {.plain = {nullptr, a, b}}, true, 0};
+  push(r);
 }
+
+namespace {
+
+message_fields fields_of(const message& m, int peer, std::int64_t after_ns) {
+  return message_fields{m.comm, m.source, m.dest, m.tag, peer, static_cast<std::uint32_t>(m.seq), m.bytes, after_ns};
+}
+
+}  // namespace
 
 void send(const char* name, const char* category, std::uint64_t t, std::uint64_t id, int peer,
           const message& m) {
   if (!g_enabled) return;
-  push(record{t, t, name, category, nullptr, id, {"peer", peer}, {}, true, 1, m});
+  record r{t, t, name, category, id, {.msg = fields_of(m, peer, 0)}, true, 1};
+  push(r);
 }
 
 void receive(const char* category, std::uint64_t t, std::uint64_t id, int peer,
              std::int64_t after_ns, const message& m) {
   if (!g_enabled) return;
-  push(record{t, t, "complete", category, nullptr, id, {"peer", peer}, {"after_ns", after_ns},
-              true, 2, m});
+  record r{t, t, "complete", category, id, {.msg = fields_of(m, peer, after_ns)}, true, 2};
+  push(r);
 }
 
 }  // namespace hytask::trace
