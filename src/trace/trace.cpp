@@ -8,11 +8,12 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace hytask::trace {
 
-bool g_enabled = false;
+std::atomic<bool> g_enabled{false};
 
 namespace {
 
@@ -46,14 +47,19 @@ static_assert(sizeof(record) <= 88, "a trace record stays small: HYTASK_TRACE_BU
 struct buffer {
   int tid = 0;
   std::vector<record> records;
+  // Its thread is using it: stop waits for that, after it turned recording off.
+  std::atomic<bool> busy{false};
 };
 
 std::mutex g_mutex;  // guards the file and the buffer list
 std::FILE* g_file = nullptr;
 int g_pid = 0;
 std::size_t g_capacity = 65536;
-std::uint64_t g_generation = 0;
+std::atomic<std::uint64_t> g_generation{0};
 std::vector<std::unique_ptr<buffer>> g_buffers;
+// Buffers of a stopped trace: a thread may still hold one (its t_buffer) until it sees the
+// new generation, so they go only when the next trace starts (no thread records then).
+std::vector<std::unique_ptr<buffer>> g_retired;
 int g_next_anonymous_tid = 10000;
 std::int64_t g_origin_ns = 0;  // on the local steady clock (trace/clock_sync.hpp)
 
@@ -175,7 +181,7 @@ void flush(buffer& b) {
 }
 
 buffer& my_buffer() {
-  if (t_buffer == nullptr || t_generation != g_generation) {
+  if (t_buffer == nullptr || t_generation != g_generation.load(std::memory_order_relaxed)) {
     std::lock_guard<std::mutex> lock(g_mutex);
     auto b = std::make_unique<buffer>();
     b->tid = g_next_anonymous_tid++;
@@ -184,16 +190,22 @@ buffer& my_buffer() {
     append_metadata(text, "thread_name", b->tid, "thread " + std::to_string(b->tid));
     if (g_file) std::fwrite(text.data(), 1, text.size(), g_file);
     t_buffer = b.get();
-    t_generation = g_generation;
+    t_generation = g_generation.load(std::memory_order_relaxed);
     g_buffers.push_back(std::move(b));
   }
   return *t_buffer;
 }
 
+// Busy first, then the flag (both sequentially consistent, as stop's are in the other
+// order): either stop sees this buffer busy and waits, or this thread sees recording off.
 void push(const record& r) {
   buffer& b = my_buffer();
-  b.records.push_back(r);
-  if (b.records.size() >= g_capacity) flush(b);
+  b.busy.store(true, std::memory_order_seq_cst);
+  if (g_enabled.load(std::memory_order_seq_cst)) {
+    b.records.push_back(r);
+    if (b.records.size() >= g_capacity) flush(b);
+  }
+  b.busy.store(false, std::memory_order_release);
 }
 
 }  // namespace
@@ -221,6 +233,7 @@ void start(const std::string& path, std::size_t buffer_events, int pid,
   g_capacity = buffer_events;
   ++g_generation;
   g_buffers.clear();
+  g_retired.clear();
   g_next_anonymous_tid = 10000;
   // Aligned: time 0 is the common origin on the reference clock, read on the local clock.
   g_origin_ns = clock.aligned ? clock.origin_ns - clock.offset_ns : local_clock_ns();
@@ -248,15 +261,24 @@ void start(const std::string& path, std::size_t buffer_events, int pid,
   append_escaped(text, process_name.c_str());
   text += "}}";
   std::fwrite(text.data(), 1, text.size(), g_file);
-  g_enabled = true;
+  g_enabled.store(true, std::memory_order_seq_cst);
 }
 
 void stop(const clock_drift& end) {
-  g_enabled = false;
-  for (auto& b : g_buffers) flush(*b);  // the workers have stopped: no concurrent recording
+  g_enabled.store(false, std::memory_order_seq_cst);
+  std::vector<std::unique_ptr<buffer>> buffers;
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    buffers.swap(g_buffers);
+    ++g_generation;
+  }
+  for (auto& b : buffers) {
+    while (b->busy.load(std::memory_order_seq_cst)) std::this_thread::yield();
+    flush(*b);
+    std::vector<record>().swap(b->records);  // its memory; the buffer itself is retired
+  }
   std::lock_guard<std::mutex> lock(g_mutex);
-  g_buffers.clear();
-  ++g_generation;
+  for (auto& b : buffers) g_retired.push_back(std::move(b));
   if (g_file) {
     // The drift after the array, on a line of its own: the merge reads it from the end.
     std::string text = "\n]";
@@ -275,19 +297,30 @@ void stop(const clock_drift& end) {
 }
 
 void set_thread(int tid, const std::string& name) {
-  if (!g_enabled) return;
-  if (t_buffer != nullptr && t_generation == g_generation) flush(*t_buffer);
-  std::lock_guard<std::mutex> lock(g_mutex);
-  if (t_buffer != nullptr && t_generation == g_generation) {
-    t_buffer->tid = tid;
-  } else {
-    auto b = std::make_unique<buffer>();
-    b->tid = tid;
-    b->records.reserve(g_capacity);
-    t_buffer = b.get();
-    t_generation = g_generation;
-    g_buffers.push_back(std::move(b));
+  if (!enabled()) return;
+  const std::uint64_t generation = g_generation.load(std::memory_order_relaxed);
+  if (t_buffer != nullptr && t_generation == generation) {
+    // Renaming its own buffer: busy while it flushes and changes the id (stop's protocol).
+    buffer& b = *t_buffer;
+    b.busy.store(true, std::memory_order_seq_cst);
+    if (g_enabled.load(std::memory_order_seq_cst)) {
+      flush(b);
+      std::lock_guard<std::mutex> lock(g_mutex);
+      b.tid = tid;
+      std::string text;
+      append_metadata(text, "thread_name", tid, name);
+      if (g_file) std::fwrite(text.data(), 1, text.size(), g_file);
+    }
+    b.busy.store(false, std::memory_order_release);
+    return;
   }
+  std::lock_guard<std::mutex> lock(g_mutex);
+  auto b = std::make_unique<buffer>();
+  b->tid = tid;
+  b->records.reserve(g_capacity);
+  t_buffer = b.get();
+  t_generation = g_generation.load(std::memory_order_relaxed);
+  g_buffers.push_back(std::move(b));
   std::string text;
   append_metadata(text, "thread_name", tid, name);
   if (g_file) std::fwrite(text.data(), 1, text.size(), g_file);
@@ -295,14 +328,14 @@ void set_thread(int tid, const std::string& name) {
 
 void slice(const char* name, const char* category, std::uint64_t t0, std::uint64_t t1,
            std::uint64_t id, const char* note, arg a, arg b) {
-  if (!g_enabled) return;
+  if (!enabled()) return;
   record r{t0, t1, name, category, id, {.plain = {note, a, b}}, false, 0};
   push(r);
 }
 
 void instant(const char* name, const char* category, std::uint64_t t, std::uint64_t id, arg a,
              arg b) {
-  if (!g_enabled) return;
+  if (!enabled()) return;
   record r{t, t, name, category, id, {.plain = {nullptr, a, b}}, true, 0};
   push(r);
 }
@@ -317,14 +350,14 @@ message_fields fields_of(const message& m, int peer, std::int64_t after_ns) {
 
 void send(const char* name, const char* category, std::uint64_t t, std::uint64_t id, int peer,
           const message& m) {
-  if (!g_enabled) return;
+  if (!enabled()) return;
   record r{t, t, name, category, id, {.msg = fields_of(m, peer, 0)}, true, 1};
   push(r);
 }
 
 void receive(const char* category, std::uint64_t t, std::uint64_t id, int peer,
              std::int64_t after_ns, const message& m) {
-  if (!g_enabled) return;
+  if (!enabled()) return;
   record r{t, t, "complete", category, id, {.msg = fields_of(m, peer, after_ns)}, true, 2};
   push(r);
 }

@@ -11,6 +11,7 @@
 // that the files of a job's ranks lie on one time line (trace/merge.hpp joins them).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -19,8 +20,8 @@
 
 namespace hytask::trace {
 
-extern bool g_enabled;
-inline bool enabled() noexcept { return g_enabled; }
+extern std::atomic<bool> g_enabled;
+inline bool enabled() noexcept { return g_enabled.load(std::memory_order_relaxed); }
 
 // Nanoseconds since the trace's origin, on the trace's clock.
 std::uint64_t now() noexcept;
@@ -49,7 +50,8 @@ void start(const std::string& path, std::size_t buffer_events, int pid,
            const std::string& process_name, const clock_alignment& clock = {});
 // Whether a trace file is open.
 bool started() noexcept;
-// Flushes every buffer and closes the file. No recording may happen concurrently. `end`:
+// Flushes every buffer and closes the file. A thread still recording (the node agent, which
+// its rank stops after MPI's end) is waited for, and records nothing after. `end`:
 // the clock alignment measured again at the end (its drift is written to the file, and
 // applied by the merge). Does nothing when no trace is open.
 void stop(const clock_drift& end = {});
