@@ -8,7 +8,9 @@ files HYTASK_TRACE writes.
     bench/trace_summary.py run.rank0.json [run.rank1.json ...]
 
 Used in docs/benchmarks.md (node-wide progress agent) to show how much of the progress
-threads' CPU is the polls themselves (copying TCP data) rather than waking up.
+threads' CPU is the polls themselves (copying TCP data) rather than waking up. For each
+rank's busy, idle and MPI time and its tasks by name, use `hytask-trace summary`
+(docs/tracing.md); this script adds the node agent's wake-ups and their latencies.
 """
 import json
 import sys

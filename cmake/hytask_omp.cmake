@@ -102,6 +102,10 @@ function(hytask_clang_openmp_program name)
   set(mpi_inc "$<TARGET_PROPERTY:${P_MPI},INTERFACE_INCLUDE_DIRECTORIES>")
   set(mpi_libs "$<TARGET_PROPERTY:${P_MPI},INTERFACE_LINK_LIBRARIES>")
   set(hwloc_libs "$<TARGET_PROPERTY:PkgConfig::HWLOC,INTERFACE_LINK_LIBRARIES>")
+  set(otf2_libs "")
+  if(HYTASK_HAVE_OTF2)
+    set(otf2_libs ${HYTASK_OTF2_LIBRARY})  # libhytask's OTF2 writer (static library)
+  endif()
   set(includes -I${PROJECT_SOURCE_DIR}/include -I${PROJECT_BINARY_DIR}/include)
   foreach(i ${P_INCLUDES})
     list(APPEND includes -I${i})
@@ -110,7 +114,7 @@ function(hytask_clang_openmp_program name)
     OUTPUT ${out}
     COMMAND ${HYTASK_CLANGXX} -O2 ${HYTASK_CLANG_DEBUG_FLAG} -std=c++20 ${HYTASK_WARNINGS} -fopenmp=libomp ${includes}
             "$<$<BOOL:${mpi_inc}>:-isystem$<JOIN:${mpi_inc},;-isystem>>"
-            ${sources} ${libs} $<TARGET_LINKER_FILE:Boost::context> ${hwloc_libs} ${mpi_libs}
+            ${sources} ${libs} $<TARGET_LINKER_FILE:Boost::context> ${hwloc_libs} ${otf2_libs} ${mpi_libs}
             -pthread -o ${out}
     DEPENDS ${P_SOURCES} ${P_LIBRARIES} ${P_DEPENDS} ${headers}
     COMMAND_EXPAND_LISTS

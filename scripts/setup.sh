@@ -25,6 +25,7 @@ HYTASK_PACKAGES=(
   libopenblas-dev liblapacke-dev hpcc
   libscalapack-openmpi-dev libscalapack-mpich-dev libstarpu-dev
   iproute2 gnuplot-nox python3 tcpdump
+  libotf2-trace-dev otf2-tools
 )
 
 log() { printf '\033[1m[hytask]\033[0m %s\n' "$*" >&2; }

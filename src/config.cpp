@@ -253,7 +253,8 @@ const std::vector<knob>& knobs() {
        [](const settings& s) { return std::string(s.pin == pin_policy::cores ? "cores" : "none"); }},
 
       {"HYTASK_TRACE", "trace", "a file path, or empty for no trace",
-       "write a Chrome trace-event JSON timeline (open it in Perfetto) to this file",
+       "write a Chrome trace-event JSON timeline (open it in Perfetto) to this file; with MPI "
+       "each rank writes its own and rank 0 merges them into it; OTF2 for a name ending in .otf2",
        [](settings& s) { s.trace.clear(); },
        [](const std::string& t, settings& s) {
          s.trace = trim(t);

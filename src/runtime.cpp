@@ -21,6 +21,8 @@
 #include "global/system.hpp"
 #include "node/progress_node.hpp"
 #include "runtime_settings.hpp"
+#include "trace/merge.hpp"
+#include "trace/paths.hpp"
 #include "trace/trace.hpp"
 
 namespace hytask {
@@ -36,20 +38,6 @@ struct runtime::impl {
 namespace {
 
 std::atomic<const hytask::settings*> g_settings{nullptr};
-
-// With several ranks, each writes its own timeline: "%r" in the path becomes the rank, or
-// ".rank<r>" goes before the extension.
-std::string trace_path(const std::string& path, int rank, int size) {
-  if (auto p = path.find("%r"); p != std::string::npos)
-    return path.substr(0, p) + std::to_string(rank) + path.substr(p + 2);
-  if (size <= 1) return path;
-  auto slash = path.find_last_of('/');
-  auto dot = path.find_last_of('.');
-  std::string suffix = ".rank" + std::to_string(rank);
-  if (dot == std::string::npos || (slash != std::string::npos && dot < slash))
-    return path + suffix;
-  return path.substr(0, dot) + suffix + path.substr(dot);
-}
 
 // Workers beyond a few per core only take turns on them: each task switch, wake-up and
 // steal then costs a context switch (4096 workers on 2 cores ran 30 times slower than 512).
@@ -113,8 +101,11 @@ void runtime::impl::start(const config& cfg, int* argc, char*** argv) {
   const int size = comm ? comm->size() : 1;
   try {
     if (!settings.trace.empty()) {
-      trace::start(trace_path(settings.trace, rank, size), settings.trace_buffer, rank,
-                   comm ? "hytask rank " + std::to_string(rank) : std::string("hytask"));
+      // Each rank its own timeline (trace/paths.hpp), on rank 0's clock when MPI aligned
+      // them; the comm layer merges them as it finalises MPI.
+      trace::start(trace::rank_path(settings.trace, rank, size), settings.trace_buffer, rank,
+                   comm ? "hytask rank " + std::to_string(rank) : std::string("hytask"),
+                   comm ? comm->trace_clock() : trace::clock_alignment{});
       tracing = true;
     }
     const auto core_settings = core::core_settings::from(settings);
@@ -163,6 +154,7 @@ void runtime::shutdown() {
   } catch (...) {
     if (!error) error = std::current_exception();
   }
+  const bool had_comm = impl_->comm != nullptr;
   if (impl_->comm) impl_->comm->drain();  // MPI_Finalize needs every operation complete
   // The workers are joined; the comm layer's own threads (progress, MPI thread) may still be
   // inside the scheduler — e.g. finishing the wake-up of a task whose resumption let main
@@ -170,7 +162,19 @@ void runtime::shutdown() {
   impl_->comm.reset();
   core::destroy_scheduler();
   g_settings.store(nullptr, std::memory_order_release);
-  if (impl_->tracing) trace::stop();
+  if (impl_->tracing) {
+    trace::stop();  // with MPI, the comm layer stopped it and merged the ranks' timelines
+    if (!had_comm && trace::merged(impl_->settings.trace, 1)) {
+      // Without MPI, an OTF2 trace is this process's timeline converted.
+      const std::string mine = trace::rank_path(impl_->settings.trace, 0, 1);
+      try {
+        trace::merge_files({mine}, trace::job_path(impl_->settings.trace));
+        std::remove(mine.c_str());
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "hytask: warning: %s\n", e.what());
+      }
+    }
+  }
   if (error) std::rethrow_exception(error);
 }
 

@@ -27,6 +27,7 @@
 #include "comm/thread_word.hpp"
 #include "core/face.hpp"
 #include "hytask/config.hpp"
+#include "trace/clock_sync.hpp"
 
 namespace hytask::mpi::detail {
 
@@ -61,6 +62,10 @@ class comm_system {
   MPI_Comm world() const noexcept { return world_; }
   bool comm_priority() const noexcept { return settings_.comm_priority; }
   const comm_settings& config() const noexcept { return settings_; }
+  // When tracing: this rank's clock aligned on rank 0's, measured as MPI started
+  // (comm/clock_exchange.hpp); at finalisation the ranks' timelines are merged
+  // (comm/trace_gather.hpp).
+  const trace::clock_alignment& trace_clock() const noexcept { return trace_clock_; }
 
   // Posts op: now, on this thread, when it may call MPI; else on the thread that may.
   // internal: the runtime's own operation (the global layer's messages), not the running
@@ -122,6 +127,7 @@ class comm_system {
   bool owns_mpi_ = false;  // we called MPI_Init_thread, so we call MPI_Finalize
   int rank_ = 0, size_ = 1;
   MPI_Comm world_ = MPI_COMM_NULL;
+  trace::clock_alignment trace_clock_{};
 
   engine engine_;
   job_cancel jobs_{*this};

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <string>
@@ -12,10 +13,12 @@
 
 #include "comm/cancel.hpp"
 #include "comm/channels.hpp"
+#include "comm/clock_exchange.hpp"
 #include "comm/comm.hpp"
 #include "comm/error_handler.hpp"
 #include "comm/message_rank.hpp"
 #include "comm/progress_registry.hpp"
+#include "comm/trace_gather.hpp"
 #include "core/face.hpp"
 #include "hytask/errors.hpp"
 #include "platform/thread_name.hpp"
@@ -110,6 +113,8 @@ void comm_system::initialise(int* argc, char*** argv) {
   MPI_Comm_size(world_, &size_);
   note_message_rank(rank_);
   try {
+    // Before anything is traced: the ranks' trace clocks on rank 0's.
+    if (!settings_.trace.empty() && size_ > 1) trace_clock_ = align_clocks(world_);
     policy_->mpi_ready(world_);
     jobs_.initialise(world_);
   } catch (const std::exception& e) {
@@ -149,6 +154,15 @@ comm_system::~comm_system() {
 }
 
 void comm_system::finalise() {
+  // The last events are recorded (the workers and this layer's threads have stopped): the
+  // ranks' timelines become the job's.
+  if (!settings_.trace.empty() && world_ != MPI_COMM_NULL) {
+    try {
+      finish_job_trace(world_, settings_.trace, trace_clock_);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "hytask: warning: %s\n", e.what());
+    }
+  }
   jobs_.finalise();
   if (world_ != MPI_COMM_NULL) {
     MPI_Comm_free(&world_);

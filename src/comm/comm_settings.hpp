@@ -3,6 +3,8 @@
 // documented.
 #pragma once
 
+#include <string>
+
 #include "hytask/config.hpp"
 
 namespace hytask::mpi::detail {
@@ -21,6 +23,8 @@ struct comm_settings {
   unsigned watchdog_s = 0;                                   // HYTASK_WATCHDOG_S
   unsigned spin_us = 0;                                      // HYTASK_SPIN_US
   hytask::order_check order_check = hytask::order_check::warn;  // HYTASK_ORDER_CHECK
+  std::string trace;                                         // HYTASK_TRACE: align the clocks,
+                                                             // merge the ranks' timelines
 
   static comm_settings from(const hytask::settings& s) {
     return comm_settings{.mpi = s.mpi,
@@ -35,7 +39,8 @@ struct comm_settings {
                          .node_stats = s.node_stats,
                          .watchdog_s = s.watchdog_s,
                          .spin_us = s.spin_us,
-                         .order_check = s.order_check};
+                         .order_check = s.order_check,
+                         .trace = s.trace};
   }
 };
 

@@ -3,6 +3,7 @@
 #include <climits>
 #include <string>
 
+#include "comm/trace_messages.hpp"
 #include "core/face.hpp"
 #include "platform/assert.hpp"
 #include "trace/trace.hpp"
@@ -246,8 +247,14 @@ void complete(operation* op, const MPI_Status* status, int error) {
   op->state.store(op_complete, std::memory_order_release);
   if (trace::enabled()) {
     const std::uint64_t t = trace::now();
-    trace::instant("complete", op->internal ? "mpi-runtime" : "mpi", t, op->task_id, {"peer", op->peer},
-                   {"after_ns", static_cast<std::int64_t>(op->posted_ns ? t - op->posted_ns : 0)});
+    const char* cat = op->internal ? "mpi-runtime" : "mpi";
+    const auto after = static_cast<std::int64_t>(op->posted_ns ? t - op->posted_ns : 0);
+    trace::message m;
+    if (op->what == kind::recv && status != nullptr && error == MPI_SUCCESS && !op->cancelled &&
+        trace_receive_completed(op, *status, m))
+      trace::receive(cat, t, op->task_id, op->peer, after, m);  // with the message's identity
+    else
+      trace::instant("complete", cat, t, op->task_id, {"peer", op->peer}, {"after_ns", after});
   }
   op->done.set();
 }

@@ -90,6 +90,8 @@ struct operation {
   const char* task_name = nullptr;  // the task that posted it (interned), or null
   std::uint64_t task_id = 0;
   std::uint64_t posted_ns = 0;      // trace clock, when tracing
+  std::uint64_t trace_seq = 0;      // a receive's place in its stream + 1, when tracing
+                                    // (comm/trace_messages.hpp)
 
   // Arguments of the MPI call.
   const void* sbuf = nullptr;

@@ -10,6 +10,7 @@
 #include "comm/channels.hpp"
 #include "comm/comm.hpp"
 #include "comm/error_handler.hpp"
+#include "comm/trace_messages.hpp"
 #include "core/face.hpp"
 #include "trace/trace.hpp"
 
@@ -38,8 +39,16 @@ void comm_system::post_here(operation* op) {
     // The runtime's own operations (the job-cancel listener, the agreement at shutdown, the
     // global layer's messages) under a category of their own: tools that read the program's
     // communication from the trace (hytask-model) skip them.
-    trace::instant(op_name(op), op->internal ? "mpi-runtime" : "mpi", op->posted_ns, op->task_id,
-                   {"peer", op->peer}, {"bytes", static_cast<std::int64_t>(op->bytes)});
+    const char* cat = op->internal ? "mpi-runtime" : "mpi";
+    trace::message m;
+    if ((op->what == kind::send || op->what == kind::ssend) && trace_send(op, m)) {
+      // The send's identity, for the flow to its receive in the merged trace.
+      trace::send(op_name(op), cat, op->posted_ns, op->task_id, op->peer, m);
+    } else {
+      if (op->what == kind::recv) trace_receive_posted(op);
+      trace::instant(op_name(op), cat, op->posted_ns, op->task_id, {"peer", op->peer},
+                     {"bytes", static_cast<std::int64_t>(op->bytes)});
+    }
   }
   // Post, then test once: eager sends, receives whose message is already in, and probes
   // that find one are complete at once, which spares them the registry and a suspension.

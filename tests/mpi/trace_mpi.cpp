@@ -89,6 +89,14 @@ int main() {
     count[cat + ":" + ph + ":" + name]++;
   }
   fs::remove(mine);
+  if (rank == 0) {
+    // Rank 0 merged the ranks' timelines into one ("%r" becomes "all"): tests/mpi/trace_job.cpp
+    // checks its content.
+    std::string all = pattern;
+    all.replace(all.find("%r"), 2, "all");
+    check(fs::exists(all), "the job's merged trace " + all + " exists", rank);
+    fs::remove(all);
+  }
   auto n = [&](const char* key) { return count.count(key) ? count[key] : 0; };
   const int posts = n("mpi:i:MPI_Isend") + n("mpi:i:MPI_Irecv");
   check(posts >= 100, "MPI posts (MPI_Isend/MPI_Irecv instants): " + std::to_string(posts), rank);

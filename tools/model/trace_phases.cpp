@@ -79,6 +79,10 @@ rank_phases read_rank(const std::string& path) {
   if (doc.is_object() && doc.contains("traceEvents") && doc["traceEvents"].is_array()) events = &doc["traceEvents"];
   else if (doc.is_array()) events = &doc;
   if (!events) fail(path, "no \"traceEvents\" array: not a Chrome trace-event file as HYTASK_TRACE writes");
+  if (doc.is_object() && doc.contains("otherData") && doc["otherData"].is_object() &&
+      doc["otherData"].value("merged", false))
+    fail(path, "the job's merged trace (every rank in one file): give the ranks' own files, "
+               "run.rank<r>.json, or the HYTASK_TRACE value of the run");
 
   rank_phases r;
   r.file = path;
@@ -177,8 +181,8 @@ rank_phases read_rank(const std::string& path) {
 
 std::vector<std::string> rank_files(const std::string& path) {
   namespace fs = std::filesystem;
-  if (fs::exists(path)) return {path};
-  // HYTASK_TRACE's names: "%r" becomes the rank, else ".rank<r>" before the extension.
+  // HYTASK_TRACE's names: "%r" becomes the rank, else ".rank<r>" before the extension. With
+  // several ranks `path` itself is the job's merged trace: the ranks' own files are read.
   auto name_of = [&](int r) {
     if (auto p = path.find("%r"); p != std::string::npos) return path.substr(0, p) + std::to_string(r) + path.substr(p + 2);
     const auto slash = path.find_last_of('/');
@@ -189,6 +193,7 @@ std::vector<std::string> rank_files(const std::string& path) {
   };
   std::vector<std::string> files;
   for (int r = 0; fs::exists(name_of(r)); ++r) files.push_back(name_of(r));
+  if (files.empty() && fs::exists(path)) return {path};
   if (files.empty())
     throw trace_error(path + ": no such file, nor per-rank files such as " + name_of(0) +
                       " (the names HYTASK_TRACE=" + path + " writes)");
