@@ -171,7 +171,7 @@ void runtime::shutdown() {
         trace::merge_files({mine}, trace::job_path(impl_->settings.trace));
         std::remove(mine.c_str());
       } catch (const std::exception& e) {
-        std::fprintf(stderr, "hytask: warning: %s\n", e.what());
+        core::message(core::verbosity::warning, e.what());
       }
     }
   }

@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "platform/messages.hpp"
 #include "comm/cancel.hpp"
 #include "comm/channels.hpp"
 #include "comm/clock_exchange.hpp"
@@ -160,7 +161,7 @@ void comm_system::finalise() {
     try {
       finish_job_trace(world_, settings_.trace, trace_clock_);
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "hytask: warning: %s\n", e.what());
+      core::message(core::verbosity::warning, e.what());
     }
   }
   jobs_.finalise();

@@ -1,3 +1,4 @@
+#include "platform/messages.hpp"
 #include "comm/trace_gather.hpp"
 
 #include <cstdint>
@@ -53,7 +54,7 @@ void finish_job_trace(MPI_Comm world, const std::string& path, const trace::cloc
     try {
       m = std::make_unique<trace::merger>(out);
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "hytask: warning: %s; the ranks' own trace files are kept\n", e.what());
+      core::message(core::verbosity::warning, std::string(e.what()) + "; the ranks\' own trace files are kept");
     }
     const int go = m ? 1 : 0;
     try {
@@ -67,7 +68,7 @@ void finish_job_trace(MPI_Comm world, const std::string& path, const trace::cloc
         m->end_input();
       }
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "hytask: warning: %s\n", e.what());
+      core::message(core::verbosity::warning, e.what());
       m.reset();
     }
     for (int r = 1; r < size; ++r) {
@@ -90,7 +91,7 @@ void finish_job_trace(MPI_Comm world, const std::string& path, const trace::cloc
         try {
           m->feed(std::string_view(buf.data(), static_cast<std::size_t>(n)));
         } catch (const std::exception& e) {
-          std::fprintf(stderr, "hytask: warning: %s\n", e.what());
+          core::message(core::verbosity::warning, e.what());
           m.reset();
         }
       }
@@ -102,7 +103,7 @@ void finish_job_trace(MPI_Comm world, const std::string& path, const trace::cloc
         (void)s;
         if (otf2) std::filesystem::remove(mine);
       } catch (const std::exception& e) {
-        std::fprintf(stderr, "hytask: warning: %s\n", e.what());
+        core::message(core::verbosity::warning, e.what());
       }
     }
   } else {

@@ -11,6 +11,7 @@
 #include <exception>
 #include <memory>
 
+#include "platform/messages.hpp"
 #include "hytask/core/spawn.hpp"
 #include "hytask/errors.hpp"
 #include "hytask/intercept.hpp"
@@ -27,9 +28,9 @@ int report(const char* what) {
   try {
     throw;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s\n", e.what());
+    hytask::core::message(hytask::core::verbosity::error, e.what());
   } catch (...) {
-    std::fprintf(stderr, "hytask: %s failed with an unknown exception\n", what);
+    hytask::core::message(hytask::core::verbosity::error, std::string(what) + " failed with an unknown exception");
   }
   std::fflush(stderr);
   return 1;

@@ -18,6 +18,7 @@
 #include <memory>
 #include <vector>
 
+#include "platform/messages.hpp"
 #include "hytask/errors.hpp"
 #include "hytask/omp/commtask.hpp"
 #include "hytask/omp/fulfill.hpp"
@@ -34,9 +35,9 @@ int report(const char* what) {
   try {
     throw;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s\n", e.what());
+    hytask::core::message(hytask::core::verbosity::error, e.what());
   } catch (...) {
-    std::fprintf(stderr, "hytask: %s failed with an unknown exception\n", what);
+    hytask::core::message(hytask::core::verbosity::error, std::string(what) + " failed with an unknown exception");
   }
   std::fflush(stderr);
   return 1;
