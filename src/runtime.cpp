@@ -85,7 +85,7 @@ void runtime::impl::start(const config& cfg, int* argc, char*** argv) {
         "alive while tasks run");
   settings = settings::resolve(cfg);
   warn_about_threads(settings.threads, rank_hint());
-  global::detail::configure(settings.phase_window);
+  global::detail::configure(settings.phase_window, settings.global_am);
   // MPI first (a rank names the trace; funneled mode starts its MPI thread here), then the
   // trace, the workers, and the progress hooks that join them.
   const auto comm_settings = mpi::detail::comm_settings::from(settings);
