@@ -1,7 +1,6 @@
 #include "global/am_rma.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -13,6 +12,7 @@
 #include "comm/operation.hpp"
 #include "global/am_rounds.hpp"
 #include "global/messages.hpp"
+#include "platform/clock.hpp"
 #include "global/mpi_call.hpp"
 #include "hytask/comm/error.hpp"
 
@@ -38,11 +38,7 @@ static_assert(sizeof(entry_head) == 8);
 constexpr std::size_t round8(std::size_t n) { return (n + 7) & ~std::size_t(7); }
 std::size_t entry_bytes(std::size_t payload) { return sizeof(entry_head) + round8(payload); }
 
-std::uint64_t now_ns() {
-  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                        std::chrono::steady_clock::now().time_since_epoch())
-                                        .count());
-}
+std::uint64_t clock_ns() { return static_cast<std::uint64_t>(core::now_ns()); }
 
 constexpr std::uint64_t first_backoff_ns = 16'000, last_backoff_ns = 2'000'000;
 
@@ -359,7 +355,7 @@ int am_rma::write() {
     take_entries(d);
     if (t.batch.empty()) continue;
     if (t.next_try_ns != 0) {
-      if (now == 0) now = now_ns();
+      if (now == 0) now = clock_ns();
       if (now < t.next_try_ns) continue;
     }
     staging_.clear();
@@ -378,7 +374,7 @@ int am_rma::write() {
     } else {  // both areas full or closing: back off, keep the batch
       full_retries_.fetch_add(1, std::memory_order_relaxed);
       t.backoff_ns = t.backoff_ns == 0 ? first_backoff_ns : std::min(2 * t.backoff_ns, last_backoff_ns);
-      if (now == 0) now = now_ns();
+      if (now == 0) now = clock_ns();
       t.next_try_ns = now + t.backoff_ns;
     }
   }
