@@ -317,6 +317,15 @@ const std::vector<knob>& knobs() {
           "that is not matched or has tasks not completed is this many phases behind",
           8, 1, 1000000, &config::phase_window, &settings::phase_window),
 
+      enum_knob<hytask::global_am, 3>(
+          "HYTASK_GLOBAL_AM", "global_am", "'auto', 'two-sided' or 'rma'",
+          "global dependencies: how the ranks' protocol messages travel: two-sided MPI "
+          "(preposted receives), or a queue of fixed size per rank in an MPI window written "
+          "with one-sided atomics and puts; auto picks the faster for this MPI",
+          hytask::global_am::automatic, &config::global_am, &settings::global_am,
+          {"auto", "two-sided", "rma"},
+          {hytask::global_am::automatic, hytask::global_am::two_sided, hytask::global_am::rma}),
+
       enum_knob<ompt_use, 3>(
           "HYTASK_OMPT", "ompt", "'auto', 'on' or 'off'",
           "OpenMP programs (hytask::omp::session): poll MPI from OMPT callbacks at task "

@@ -88,7 +88,7 @@ void runtime::impl::start(const config& cfg, int* argc, char*** argv) {
   settings = settings::resolve(cfg);
   core::set_verbosity(static_cast<int>(settings.verbose));
   warn_about_threads(settings.threads);
-  global::detail::configure(settings.phase_window);
+  global::detail::configure(settings.phase_window, settings.global_am);
   // MPI first (a rank names the trace; funneled mode starts its MPI thread here), then the
   // trace, the workers, and the progress hooks that join them.
   const auto comm_settings = mpi::detail::comm_settings::from(settings);

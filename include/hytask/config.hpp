@@ -29,6 +29,7 @@ enum class progress_policy { workers, thread, node, none };
 enum class ompt_use { automatic, on, off };
 enum class order_check { warn, error, off };
 enum class graph_placement { automatic, steal, owner };
+enum class global_am { automatic, two_sided, rma };
 
 struct config {
   std::optional<unsigned> threads{};          // HYTASK_THREADS: workers, main included
@@ -57,6 +58,7 @@ struct config {
   std::optional<unsigned> watchdog_s{};         // HYTASK_WATCHDOG_S: 0 = off
   std::optional<hytask::order_check> order_check{};  // HYTASK_ORDER_CHECK: warn | error | off
   std::optional<unsigned> phase_window{};       // HYTASK_PHASE_WINDOW: active global phases
+  std::optional<hytask::global_am> global_am{};  // HYTASK_GLOBAL_AM: auto | two-sided | rma
   std::optional<std::size_t> rename_max_bytes{};  // HYTASK_RENAME_MAX_BYTES: memory of versions
   std::optional<hytask::graph_placement> graph_placement{};  // HYTASK_GRAPH_PLACEMENT: auto | steal | owner
   std::optional<unsigned> verbose{};            // HYTASK_VERBOSE: 0 errors .. 3 debug messages
@@ -90,6 +92,7 @@ struct settings {
   unsigned watchdog_s = 0;
   hytask::order_check order_check = hytask::order_check::warn;
   unsigned phase_window = 0;
+  hytask::global_am global_am = hytask::global_am::automatic;
   std::size_t rename_max_bytes = 0;
   hytask::graph_placement graph_placement = hytask::graph_placement::automatic;
   unsigned verbose = 1;

@@ -19,11 +19,13 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <span>
 #include <unordered_map>
 #include <vector>
 
+#include "hytask/config.hpp"
 #include "hytask/core/event.hpp"
 
 namespace hytask::mpi::detail {
@@ -33,12 +35,15 @@ struct operation;
 
 namespace hytask::global::detail {
 
+class am_rounds;
+
 class am_transport {
  public:
   using receiver = std::function<void(int source, std::span<const std::byte> buf)>;
   using round_done = std::function<void(std::uint64_t buffers_handled)>;
   using failure = std::function<void(std::exception_ptr)>;
   virtual ~am_transport() = default;
+  // Any thread. The buffer is the transport's from here; it reaches dest's receiver once.
   virtual void send(int dest, std::vector<std::byte> buf) = 0;
   // Moves messages now if this thread may (the backend may rely on other pollers).
   virtual bool poll() = 0;
@@ -51,7 +56,32 @@ class am_transport {
   using round_mismatch = std::function<void(const std::vector<std::uint64_t>& labels)>;
   virtual void complete_round(std::uint64_t key, std::uint64_t label, round_done done,
                               round_mismatch mismatch) = 0;
+  // Receiving, between the first global access or fence of an epoch and the end of its
+  // wait_all (main): while closed, nothing of the transport is pending, so that no idle
+  // worker polls for it; buffers sent here meanwhile wait (in MPI, or in the queue) until
+  // the next open. close() returns once nothing of the transport is pending; it is called
+  // when no buffer can be on its way here.
+  virtual void open() = 0;
+  virtual void close() = 0;
+  virtual bool is_open() const noexcept = 0;
+  // What pending operations of the layer are named in the watchdog's report (interned):
+  // the fence or wait_all main is in.
+  virtual void set_activity(const char* what) noexcept = 0;
+  // Acknowledgements this rank has sent (16 bytes each).
+  virtual std::uint64_t acks_sent() const noexcept = 0;
 };
+
+// HYTASK_GLOBAL_AM: which transport the global layer uses; auto's choice depends on the MPI.
+enum class am_kind { two_sided, rma };
+am_kind am_kind_for(hytask::global_am setting);
+
+// The transport of that kind, collective over parent (on main). max_bytes: the largest
+// buffer sent. rma_queue_bytes: the RMA queue's two areas, each (0: the default).
+std::unique_ptr<am_transport> make_am_transport(am_kind k, MPI_Comm parent,
+                                                am_transport::receiver on_receive,
+                                                am_transport::failure on_failure,
+                                                std::size_t max_bytes,
+                                                std::size_t rma_queue_bytes = 0);
 
 // Two-sided MPI on a duplicate of the runtime's communicator, through hytask's own
 // operations, so that every access mode and progress policy moves these messages as it
@@ -91,14 +121,13 @@ class am_two_sided final : public am_transport {
   bool poll() override;
   void complete_round(std::uint64_t key, std::uint64_t label, round_done done,
                       round_mismatch mismatch) override;
-  // What pending operations of the layer (rounds' collectives, receives posted from now on)
-  // are named in the watchdog's report (interned): the fence or wait_all main is in.
-  void set_activity(const char* what) noexcept { activity_ = what; }
-  // Acknowledgements this rank has sent (16 bytes each).
-  std::uint64_t acks_sent() const noexcept { return acks_sent_.load(std::memory_order_relaxed); }
-  void open();   // main
-  void close();  // main; returns once every receive is retired
-  bool is_open() const noexcept { return open_; }
+  void set_activity(const char* what) noexcept override { activity_ = what; }
+  std::uint64_t acks_sent() const noexcept override {
+    return acks_sent_.load(std::memory_order_relaxed);
+  }
+  void open() override;   // main
+  void close() override;  // main; returns once every receive is retired
+  bool is_open() const noexcept override { return open_; }
 
   int rank() const noexcept { return rank_; }
   int size() const noexcept { return size_; }
@@ -106,15 +135,10 @@ class am_two_sided final : public am_transport {
 
  private:
   struct receive;
-  struct round_node;
   void post(receive* r);
   void received(receive* r);
   void handle(receive* r);
   void post_send(int dest, std::vector<std::byte> buf);
-  void acknowledged(std::uint64_t key, std::uint64_t n);
-  void try_join();  // posts the oldest started round's collective if it may join
-  void round_ended(round_node* n);
-  void gather_labels(round_node* n);
 
   mpi::detail::comm_system& sys_;
   MPI_Comm comm_ = MPI_COMM_NULL;
@@ -129,16 +153,7 @@ class am_two_sided final : public am_transport {
   hytask::event* retired_ = nullptr;  // set when live_ reaches 0 while closing
   std::atomic<const char*> activity_{"hytask global dependencies"};
 
-  // Rounds: buffers of each round this rank sent, had acknowledged, and handled; kept from
-  // the first such buffer until the round ends (at most the window of phases in flight).
-  struct round_count {
-    std::uint64_t sent = 0, acked = 0, handled = 0;
-  };
-  std::mutex rounds_mu_;
-  std::unordered_map<std::uint64_t, round_count> counts_;
-  std::deque<round_node*> started_;  // started and not ended, in order; the first may be joined
-  bool joined_ = false;   // the first one's collective is posted
-  bool stopped_ = false;  // the labels differed or a collective failed: no more rounds
+  std::unique_ptr<am_rounds> rounds_;
   std::atomic<std::uint64_t> acks_sent_{0};
 };
 

@@ -7,6 +7,7 @@
 #include "comm/comm.hpp"
 #include "comm/operation.hpp"
 #include "global/am.hpp"
+#include "global/am_rounds.hpp"
 #include "global/messages.hpp"
 #include "global/mpi_call.hpp"
 #include "hytask/comm/error.hpp"
@@ -33,18 +34,6 @@ struct send_node : hytask::detail::event_waiter {
 
 }  // namespace
 
-// A started round; its collective's buffers: (label, ~label) in, their minima out, so that
-// out[0] is the smallest label and ~out[1] the largest.
-struct am_two_sided::round_node : hytask::detail::event_waiter {
-  am_two_sided* self = nullptr;
-  std::uint64_t key = 0, label = 0;
-  std::uint64_t in[2] = {0, 0}, out[2] = {0, 0};
-  std::vector<std::uint64_t> labels;  // the error path's gather
-  am_transport::round_done done;
-  am_transport::round_mismatch mismatch;
-  operation* op = nullptr;
-};
-
 struct am_two_sided::receive : hytask::detail::event_waiter {
   am_two_sided* self = nullptr;
   std::vector<std::byte> buf;
@@ -65,6 +54,7 @@ am_two_sided::am_two_sided(MPI_Comm parent, receiver on_receive, failure on_fail
     if (rc == MPI_SUCCESS) rc = MPI_Comm_size(comm_, &size_);
     return rc;
   });
+  rounds_ = std::make_unique<am_rounds>(sys_, comm_, size_, on_failure_, activity_);
 }
 
 am_two_sided::~am_two_sided() {
@@ -138,7 +128,7 @@ void am_two_sided::handle(receive* r) {
       return;
     }
   } else if (headed && h.records == 0 && buf.size() == sizeof h) {  // an acknowledgement
-    acknowledged(round_key(h.round, h.epoch), h.handled);
+    rounds_->acknowledged(round_key(h.round, h.epoch), h.handled);
   } else {
     bool ok = true;
     try {
@@ -150,11 +140,7 @@ void am_two_sided::handle(receive* r) {
     // Handled: count it, and tell the sender (after the handler, not before: the round
     // must not end on any rank while a buffer of it is still being taken).
     if (ok && headed && in_a_round(h.round)) {
-      const std::uint64_t key = round_key(h.round, h.epoch);
-      {
-        std::lock_guard lk(rounds_mu_);
-        ++counts_[key].handled;
-      }
+      rounds_->handled(round_key(h.round, h.epoch));
       const buffer_header ack{h.round, 0, h.epoch, 1};
       std::vector<std::byte> a(sizeof ack);
       std::memcpy(a.data(), &ack, sizeof ack);
@@ -199,10 +185,7 @@ void am_two_sided::send(int dest, std::vector<std::byte> buf) {
     if (h.records == 0 && buf.size() == sizeof h)
       throw std::logic_error("hytask: internal error: a global-dependency buffer without records");
     // Counted before it can be acknowledged.
-    if (in_a_round(h.round)) {
-      std::lock_guard lk(rounds_mu_);
-      ++counts_[round_key(h.round, h.epoch)].sent;
-    }
+    if (in_a_round(h.round)) rounds_->sent(round_key(h.round, h.epoch));
   }
   post_send(dest, std::move(buf));
 }
@@ -234,132 +217,7 @@ bool am_two_sided::poll() { return false; }  // hytask's pollers move these oper
 
 void am_two_sided::complete_round(std::uint64_t key, std::uint64_t label, round_done done,
                                   round_mismatch mismatch) {
-  auto* n = new round_node;
-  n->self = this;
-  n->key = key;
-  n->label = label;
-  n->done = std::move(done);
-  n->mismatch = std::move(mismatch);
-  {
-    std::lock_guard lk(rounds_mu_);
-    started_.push_back(n);
-  }
-  try_join();
+  rounds_->start(key, label, std::move(done), std::move(mismatch));
 }
-
-void am_two_sided::acknowledged(std::uint64_t key, std::uint64_t n) {
-  {
-    std::lock_guard lk(rounds_mu_);
-    counts_[key].acked += n;
-  }
-  try_join();
-}
-
-// The oldest started round joins its collective once every buffer of it this rank sent is
-// acknowledged, and the previous round's collective has completed. Posted outside the
-// lock: the operation may complete inside submit and run round_ended from there.
-void am_two_sided::try_join() {
-  round_node* n = nullptr;
-  {
-    std::lock_guard lk(rounds_mu_);
-    if (joined_ || stopped_ || started_.empty()) return;
-    n = started_.front();
-    auto it = counts_.find(n->key);
-    if (it != counts_.end() && it->second.acked != it->second.sent) return;
-    joined_ = true;
-  }
-  n->in[0] = n->label;
-  n->in[1] = ~n->label;
-  operation* op = layer_op(kind::allreduce, comm_);
-  op->task_name = activity_.load(std::memory_order_relaxed);
-  op->sbuf = n->in;
-  op->rbuf = n->out;
-  op->scount = op->rcount = 2;
-  op->stype = op->rtype = MPI_UINT64_T;
-  op->op = MPI_MIN;
-  op->bytes = sizeof n->in;
-  n->op = op;
-  n->fire = [](hytask::detail::event_waiter* e) {
-    auto* self = static_cast<round_node*>(e);
-    self->self->round_ended(self);
-  };
-  op->done.add_waiter(n);
-  sys_.submit(op, true);
-}
-
-void am_two_sided::round_ended(round_node* n) {
-  operation* op = n->op;
-  n->op = nullptr;
-  const bool ok = op->error == MPI_SUCCESS;
-  if (!ok) on_failure_(failure_of(op));
-  mpi::detail::release(op);
-  const bool same = ok && n->out[0] == n->label && ~n->out[1] == n->label;
-  std::uint64_t handled = 0;
-  {
-    std::lock_guard lk(rounds_mu_);
-    started_.pop_front();  // n: rounds end in order
-    auto it = counts_.find(n->key);
-    if (it != counts_.end()) {
-      handled = it->second.handled;
-      counts_.erase(it);
-    }
-    if (!same) stopped_ = true;  // and joined_ stays: no more collectives but the gather
-  }
-  if (!ok) {
-    delete n;
-    return;
-  }
-  if (!same) {
-    gather_labels(n);
-    return;
-  }
-  // done before the next round may join (joined_ holds it off until then): rounds end in
-  // order, and the next round's collective might complete inside its post.
-  try {
-    n->done(handled);
-  } catch (...) {
-    on_failure_(std::current_exception());
-  }
-  delete n;
-  {
-    std::lock_guard lk(rounds_mu_);
-    joined_ = false;
-  }
-  try_join();
-}
-
-// The labels differ (every rank saw the same minimum and maximum, so every rank is here,
-// and no rank posts another collective on comm_ before this one): every rank's label, to
-// every rank, for the message.
-void am_two_sided::gather_labels(round_node* n) {
-  n->labels.assign(static_cast<std::size_t>(size_), 0);
-  operation* op = layer_op(kind::allgather, comm_);
-  op->task_name = activity_.load(std::memory_order_relaxed);
-  op->sbuf = &n->label;
-  op->scount = op->rcount = 1;
-  op->stype = op->rtype = MPI_UINT64_T;
-  op->rbuf = n->labels.data();
-  op->bytes = sizeof n->label;
-  n->op = op;
-  n->fire = [](hytask::detail::event_waiter* e) {
-    auto* self = static_cast<round_node*>(e);
-    am_two_sided* am = self->self;
-    operation* o = self->op;
-    if (o->error != MPI_SUCCESS) {
-      am->on_failure_(failure_of(o));
-    } else {
-      try {
-        self->mismatch(self->labels);
-      } catch (...) {
-        am->on_failure_(std::current_exception());
-      }
-    }
-    mpi::detail::release(o);
-    delete self;
-  };
-  op->done.add_waiter(n);
-  sys_.submit(op, true);
-}
-
 
 }  // namespace hytask::global::detail

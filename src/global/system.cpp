@@ -30,12 +30,16 @@ namespace {
 
 std::unique_ptr<global_system> g_system;
 unsigned g_window = 8;
+hytask::global_am g_transport = hytask::global_am::automatic;
 constexpr std::size_t records_per_buffer = 2048;
 constexpr int key_shift = 40;  // key = object id << 40 | location
 
 }  // namespace
 
-void configure(unsigned phase_window) { g_window = phase_window == 0 ? 8 : phase_window; }
+void configure(unsigned phase_window, hytask::global_am transport) {
+  g_window = phase_window == 0 ? 8 : phase_window;
+  g_transport = transport;
+}
 
 global_system* global_system::instance() noexcept { return g_system.get(); }
 
@@ -66,8 +70,8 @@ void global_system::shutdown() {
 global_system::global_system(int rank, int nranks, unsigned window)
     : window_(window), engine_(rank, nranks, *this, records_per_buffer) {
   mpi::detail::comm_system& c = comm_or_throw("PGAS objects");
-  am_ = std::make_unique<am_two_sided>(
-      c.world(),
+  am_ = make_am_transport(
+      am_kind_for(g_transport), c.world(),
       [this](int source, std::span<const std::byte> buf) {
         engine_.receive(source, buf);
         try_match();

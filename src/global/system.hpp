@@ -22,6 +22,7 @@
 #include "global/engine.hpp"
 #include "hytask/core/access.hpp"
 #include "hytask/core/detail/task.hpp"
+#include "hytask/config.hpp"
 #include "hytask/core/event.hpp"
 #include "hytask/global/stats.hpp"
 
@@ -32,8 +33,8 @@ class spawn_context;
 
 namespace hytask::global::detail {
 
-// HYTASK_PHASE_WINDOW (the runtime passes its settings at start).
-void configure(unsigned phase_window);
+// HYTASK_PHASE_WINDOW and HYTASK_GLOBAL_AM (the runtime passes its settings at start).
+void configure(unsigned phase_window, hytask::global_am transport);
 
 class global_system final : public engine_host {
  public:
@@ -97,7 +98,7 @@ class global_system final : public engine_host {
 
   const unsigned window_;
   engine engine_;
-  std::unique_ptr<am_two_sided> am_;
+  std::unique_ptr<am_transport> am_;
   MPI_Comm data_comm_ = MPI_COMM_NULL;  // copyin data (a duplicate of the runtime's)
   std::uint64_t tag_limit_ = 32768;     // MPI_TAG_UB + 1 of data_comm_
 
