@@ -18,7 +18,6 @@
 #include "platform/stderr_drain.hpp"
 #include "global/mpi_call.hpp"
 #include "hytask/core/spawn.hpp"
-#include "hytask/comm/collectives.hpp"
 #include "hytask/comm/error.hpp"
 #include "hytask/errors.hpp"
 #include "hytask/global/memory.hpp"
@@ -430,8 +429,25 @@ void global_system::after_wait_all() {
 std::string global_system::share_conflicts() {
   const std::vector<std::string> mine = engine_.take_conflicts();
   const int rank = engine_.rank();
+  // The layer's own operations: a cancelled job (cancel_collective) must not cancel them.
+  auto collective = [this](mpi::detail::kind k, void* buf, MPI_Count count, MPI_Datatype type, int root) {
+    mpi::detail::operation* op = layer_op(k, data_comm_);
+    op->task_name = "hytask::wait_all() on main (collective while PGAS objects exist: every rank must call it)";
+    op->rbuf = buf;
+    op->rcount = count;
+    op->rtype = type;
+    if (k == mpi::detail::kind::allreduce) {
+      op->sbuf = MPI_IN_PLACE;
+      op->scount = count;
+      op->stype = type;
+      op->op = MPI_MIN;
+    } else {
+      op->peer = root;
+    }
+    run_and_wait(op);
+  };
   int reporter = mine.empty() ? std::numeric_limits<int>::max() : rank;
-  hytask::mpi::allreduce(std::span(&reporter, 1), MPI_MIN, data_comm_);
+  collective(mpi::detail::kind::allreduce, &reporter, 1, MPI_INT, 0);
   if (reporter == std::numeric_limits<int>::max()) return {};
   std::string text;
   if (reporter == rank) {
@@ -440,9 +456,9 @@ std::string global_system::share_conflicts() {
                                  " more conflict" + (mine.size() > 2 ? "s" : "") + " in this epoch)";
   }
   long length = static_cast<long>(text.size());
-  hytask::mpi::bcast(&length, 1, MPI_LONG, reporter, data_comm_);
+  collective(mpi::detail::kind::bcast, &length, 1, MPI_LONG, reporter);
   text.resize(static_cast<std::size_t>(length));
-  hytask::mpi::bcast(text.data(), length, MPI_CHAR, reporter, data_comm_);
+  collective(mpi::detail::kind::bcast, text.data(), length, MPI_CHAR, reporter);
   return text;
 }
 

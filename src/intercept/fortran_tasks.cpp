@@ -24,15 +24,9 @@ std::unique_ptr<hytask::runtime>& the_runtime() {
   return rt;
 }
 
+// In a catch block: the error said (callers without an ierr argument stop the program).
 int report(const char* what) {
-  try {
-    throw;
-  } catch (const std::exception& e) {
-    hytask::core::message(hytask::core::verbosity::error, e.what());
-  } catch (...) {
-    hytask::core::message(hytask::core::verbosity::error, std::string(what) + " failed with an unknown exception");
-  }
-  std::fflush(stderr);
+  hytask::core::message_current_exception(what);
   return 1;
 }
 

@@ -31,15 +31,9 @@ std::unique_ptr<hytask::omp::session>& the_session() {
   return s;
 }
 
+// In a catch block: the error said (callers without an ierr argument stop the program).
 int report(const char* what) {
-  try {
-    throw;
-  } catch (const std::exception& e) {
-    hytask::core::message(hytask::core::verbosity::error, e.what());
-  } catch (...) {
-    hytask::core::message(hytask::core::verbosity::error, std::string(what) + " failed with an unknown exception");
-  }
-  std::fflush(stderr);
+  hytask::core::message_current_exception(what);
   return 1;
 }
 

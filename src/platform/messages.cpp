@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
+#include <exception>
+#include <string>
 
 namespace hytask::core {
 namespace {
@@ -106,6 +108,16 @@ void message_as(verbosity v, int rank, std::string_view text) {
   if (!message_enabled(v)) return;
   std::fflush(stderr);  // anything the program left in stdio's buffer goes first
   write_stderr(format_message(v, rank, text));
+}
+
+void message_current_exception(std::string_view what) {
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    message(verbosity::error, e.what());
+  } catch (...) {
+    message(verbosity::error, std::string(what) + " failed with an unknown exception");
+  }
 }
 
 void message(verbosity v, std::string_view text) {

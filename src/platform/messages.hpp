@@ -55,6 +55,9 @@ void message_once_per_job(verbosity v, std::string_view text);
 // Prints it with the rank given (-1: none), for the fatal-error path, which may run before
 // the hook is installed.
 void message_as(verbosity v, int rank, std::string_view text);
+// In a catch block: the exception being handled as an error message (`what`, the failed
+// call, names an exception that is no std::exception).
+void message_current_exception(std::string_view what);
 
 // A report that a knob asked for (HYTASK_NODE_STATS): printed whatever the verbosity, with
 // the prefix and no level name. (HYTASK_DISPLAY_AFFINITY's report has lines of its own, made
