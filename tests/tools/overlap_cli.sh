@@ -30,7 +30,10 @@ expect_usage_error --sizes 1000 --layout vector:4:8
 expect_usage_error --iters
 expect_usage_error --merge
 
-"$tool" --help | grep -q "^usage: hytask-overlap" || fail "--help printed no usage"
+# Into a file, not a pipe: grep -q would close it after the first line, and the tool's later
+# writes of its long help would die of SIGPIPE (a failed pipeline under pipefail).
+"$tool" --help >"$out/help.txt" || fail "--help exited with $?"
+grep -q "^usage: hytask-overlap" "$out/help.txt" || fail "--help printed no usage"
 
 if (($#)); then
   "$tool" --merge "$@" --csv "$out/merged.csv" --json "$out/merged.json" >"$out/merged.txt" \
