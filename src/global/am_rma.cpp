@@ -307,28 +307,9 @@ void am_rma::handle_entries(const std::byte* p, std::size_t bytes) {
     const std::span<const std::byte> buf(p + at + sizeof e, e.length);
     const int source = static_cast<int>(e.source);
     at += entry_bytes(e.length);
-    buffer_header h{};
-    const bool headed = read_header(buf, h);
-    if (headed && h.records == 0 && buf.size() == sizeof h) {  // an acknowledgement
-      rounds_->acknowledged(round_key(h.round, h.epoch), h.handled);
-      continue;
-    }
-    bool ok = true;
-    try {
-      on_receive_(source, buf);
-    } catch (...) {
-      ok = false;
-      on_failure_(std::current_exception());
-    }
-    // Handled: count it, and tell the sender (after the handler: the round must not end
-    // while a buffer of it is still being taken).
-    if (ok && headed && in_a_round(h.round)) {
-      rounds_->handled(round_key(h.round, h.epoch));
-      const buffer_header ack{h.round, 0, h.epoch, 1};
-      std::vector<std::byte> a(sizeof ack);
-      std::memcpy(a.data(), &ack, sizeof ack);
+    if (auto ack = rounds_->take(source, buf, on_receive_)) {
       acks_sent_.fetch_add(1, std::memory_order_relaxed);
-      enqueue(source, std::move(a));
+      enqueue(source, std::move(*ack));
     }
   }
 }

@@ -1,11 +1,13 @@
 #include "global/am_rounds.hpp"
 
+#include <cstring>
 #include <exception>
 #include <utility>
 #include <vector>
 
 #include "comm/comm.hpp"
 #include "comm/operation.hpp"
+#include "global/messages.hpp"
 #include "global/mpi_call.hpp"
 #include "hytask/comm/error.hpp"
 
@@ -29,6 +31,28 @@ struct am_rounds::round_node : hytask::detail::event_waiter {
 void am_rounds::sent(std::uint64_t key) {
   std::lock_guard lk(mu_);
   ++counts_[key].sent;
+}
+
+std::optional<std::vector<std::byte>> am_rounds::take(int source, std::span<const std::byte> buf,
+                                                      const am_transport::receiver& receive) {
+  buffer_header h{};
+  const bool headed = read_header(buf, h);
+  if (headed && h.records == 0 && buf.size() == sizeof h) {  // an acknowledgement
+    acknowledged(round_key(h.round, h.epoch), h.handled);
+    return std::nullopt;
+  }
+  try {
+    receive(source, buf);
+  } catch (...) {
+    on_failure_(std::current_exception());
+    return std::nullopt;
+  }
+  if (!headed || !in_a_round(h.round)) return std::nullopt;
+  handled(round_key(h.round, h.epoch));
+  const buffer_header ack{h.round, 0, h.epoch, 1};
+  std::vector<std::byte> a(sizeof ack);
+  std::memcpy(a.data(), &ack, sizeof ack);
+  return a;
 }
 
 void am_rounds::handled(std::uint64_t key) {

@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <deque>
 #include <mutex>
+#include <optional>
+#include <span>
 #include <unordered_map>
 
 #include "global/am.hpp"
@@ -35,6 +37,13 @@ class am_rounds {
   void handled(std::uint64_t key);
   // n buffers of round `key` this rank sent were handled by their receivers.
   void acknowledged(std::uint64_t key, std::uint64_t n);
+  // A buffer a transport received from `source` (not one of its own tokens): an
+  // acknowledgement is counted; any other goes to `receive` (an exception to the failure
+  // handler) and, in a round, counts as handled — after the receiver, so that the round cannot
+  // end while a buffer of it is still being taken. Returns the acknowledgement the transport
+  // sends back to `source`, if one is due.
+  std::optional<std::vector<std::byte>> take(int source, std::span<const std::byte> buf,
+                                             const am_transport::receiver& receive);
   void start(std::uint64_t key, std::uint64_t label, am_transport::round_done done,
              am_transport::round_mismatch mismatch);
 

@@ -119,34 +119,15 @@ void am_two_sided::handle(receive* r) {
   const int source = op->status.MPI_SOURCE;
   mpi::detail::release(op);
   const std::span<const std::byte> buf(r->buf.data(), static_cast<std::size_t>(bytes));
-  buffer_header h{};
-  const bool headed = read_header(buf, h);
   if (bytes == 0 && source == rank_) {  // a close token
     if (closing_.load(std::memory_order_acquire)) {
       delete r;
       if (live_.fetch_sub(1, std::memory_order_acq_rel) == 1) retired_->set();
       return;
     }
-  } else if (headed && h.records == 0 && buf.size() == sizeof h) {  // an acknowledgement
-    rounds_->acknowledged(round_key(h.round, h.epoch), h.handled);
-  } else {
-    bool ok = true;
-    try {
-      on_receive_(source, buf);
-    } catch (...) {
-      ok = false;
-      on_failure_(std::current_exception());
-    }
-    // Handled: count it, and tell the sender (after the handler, not before: the round
-    // must not end on any rank while a buffer of it is still being taken).
-    if (ok && headed && in_a_round(h.round)) {
-      rounds_->handled(round_key(h.round, h.epoch));
-      const buffer_header ack{h.round, 0, h.epoch, 1};
-      std::vector<std::byte> a(sizeof ack);
-      std::memcpy(a.data(), &ack, sizeof ack);
-      acks_sent_.fetch_add(1, std::memory_order_relaxed);
-      post_send(source, std::move(a));
-    }
+  } else if (auto ack = rounds_->take(source, buf, on_receive_)) {
+    acks_sent_.fetch_add(1, std::memory_order_relaxed);
+    post_send(source, std::move(*ack));
   }
   post(r);
 }

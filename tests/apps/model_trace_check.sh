@@ -14,7 +14,7 @@ shift
 prog=$1
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-iters=8
+iters=30
 # 2 ranks, 1-D: each holds 32 of the 64 planes and one neighbour, so its boundary is one
 # plane of 32: the inner domain is 31/32 = 96.9 % of its points.
 HYTASK_TRACE=$dir/run.json $launch "$prog" --variant masteronly --threads 2 --size 64 --iters $iters \
