@@ -33,8 +33,9 @@ echo "$out" | awk -v want=$((iters - 1)) '
     if (sum < 0.997 || sum > 1.003) { print "FAIL: rank " $1 " fractions sum to " sum; bad = 1 }
     if ($4 <= 0 || $4 >= 1) { print "FAIL: rank " $1 " f_comm " $4 " is not in (0, 1)"; bad = 1 }
     share = $6 / ($5 + $6)
-    # The inner share of the points is 0.969; task overhead weighs more on the thin boundary.
-    if (share < 0.85 || share > 0.99) { print "FAIL: rank " $1 " overlappable share of the compute " share ", expected about 0.97"; bad = 1 }
+    # The inner share of the points is 0.969; task overhead weighs more on the thin boundary,
+    # and a preempted task moves it either way (1.0: no compute classed non-overlappable).
+    if (share < 0.85 || share > 0.996) { print "FAIL: rank " $1 " overlappable share of the compute " share ", expected about 0.97"; bad = 1 }
   }
   END {
     if (length(rank) != 2) { print "FAIL: " length(rank) " rank rows, expected 2"; bad = 1 }

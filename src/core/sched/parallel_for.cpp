@@ -127,7 +127,8 @@ bool take_chunk(loop_state* ls, participant& p, bool from_front, std::int64_t& l
   }
 }
 
-void participate(loop_state* ls, unsigned q) {
+// Returns the iterations this participant ran.
+std::int64_t participate(loop_state* ls, unsigned q) {
   const std::vector<unsigned>& victims = core::scheduler::instance()->at(q).victims;
   std::int64_t covered = 0;
   switch (ls->sched) {
@@ -181,6 +182,7 @@ void participate(loop_state* ls, unsigned q) {
     }
   }
   publish_done(ls, covered);
+  return covered;
 }
 
 struct ticket {
@@ -188,8 +190,14 @@ struct ticket {
   unsigned q;
   void operator()() const {
     int expected = ticket_pending;
-    if (!ls->parts[q].ticket.compare_exchange_strong(expected, ticket_started)) return;
-    participate(ls, q);
+    const bool started = ls->parts[q].ticket.compare_exchange_strong(expected, ticket_started);
+    // A participant that ran no iteration (cancelled, or every block already taken) leaves
+    // no trace slice: tools reading the trace (hytask-model's iteration split) would take
+    // it for compute.
+    if (!started || participate(ls, q) == 0) {
+      core::worker* w = core::current_worker();
+      if (w && w->current_task) w->current_task->flags |= flag_untraced;
+    }
   }
 };
 

@@ -81,7 +81,7 @@ void scheduler::run(worker* w, task* t) {
   }
   if (t->flags & detail::flag_failed) t->flags |= detail::flag_error;
   w = current_worker();  // the body may have suspended and resumed elsewhere
-  if (trace::enabled())
+  if (trace::enabled() && !(t->flags & detail::flag_untraced))
     trace::slice(t->name, "task", w->slice_start, trace::now(), task_id(w, t), "end");
   w->current_task = nullptr;
   body_done(w, t);

@@ -35,6 +35,9 @@ enum task_flags : std::uint32_t {
   // never in a dependency tracker, so no successor is ever linked to it (a recorded graph's
   // task, whose successors the graph releases): its successor line is not touched
   flag_untracked = 1u << 13,
+  // did nothing a trace should show (a loop participant that found no iteration left): its
+  // run leaves no slice in HYTASK_TRACE
+  flag_untraced = 1u << 14,
 };
 // Line 2 needs a look at completion and reuse only when one of these is set; a leaf task
 // without a name never touches it.
