@@ -452,4 +452,15 @@ void global_memory::declare(spawn_context& ctx, std::uint64_t index, access_mode
     sys->declare(ctx, where, synthetic_ + 2 * index, 2, mode);
 }
 
+// No record, no owner: the location's address (or, for another rank's, its two synthetic
+// bytes, which this rank's phase-bound accesses declare too) in the task's domain.
+void global_memory::declare_unphased(spawn_context& ctx, std::uint64_t index, access_mode mode) {
+  require_attached("in/out/inout with hytask::any_phase");
+  const global_place p = layout_.locate(index);
+  if (p.owner == rank_)
+    ctx.region(base_ + p.offset, p.bytes, mode);
+  else
+    ctx.region(synthetic_ + 2 * index, 2, mode);
+}
+
 }  // namespace hytask::detail

@@ -262,10 +262,19 @@ void async_copies(std::size_t n) {
   std::vector<long> seen(n, -1);
   for (std::size_t i = 0; i < n; ++i)
     hytask::spawn([r = a[i], &seen, i] { seen[i] = r.get(); }, hytask::in(a[i]));
+  // copyin of a range, phase 3: the reader sees phase 2's values; phase 4's writer of the
+  // range waits for the transfer (its values must not show).
+  std::vector<long> got(n, -1), copied(n, -1);
+  hytask::spawn([&got, &copied, n] { std::copy(copied.begin(), copied.end(), got.begin()); },
+                hytask::copyin(a.begin(), a.end(), copied.data()));
+  hytask::fence();
+  if (g_rank == 0)
+    for (std::size_t i = 0; i < n; ++i) hytask::spawn([r = a[i], i] { r.put(val(i, 9)); }, hytask::out(a[i]));
   hytask::wait_all();
   for (std::size_t i = 0; i < n; ++i) {
     CHECK(buf[i] == val(i, 7), "n=%zu: copy_async (global → local): element %zu is %ld, expected %ld", n, i, buf[i], val(i, 7));
     CHECK(seen[i] == val(i, 8), "n=%zu: copy_async (local → global): element %zu is %ld, expected %ld", n, i, seen[i], val(i, 8));
+    CHECK(got[i] == val(i, 8), "n=%zu: copyin of the range: element %zu is %ld, expected %ld", n, i, got[i], val(i, 8));
   }
   hytask::mpi::barrier();
 }

@@ -13,6 +13,12 @@
 //   remote_first  a task with a remote access starts before ordinary tasks spawned before it
 //              (one worker), and a task type that had a successor on another rank is
 //              learned: in the next epoch its task starts first too
+//   any_phase  dependencies bound to no phase (hytask::any_phase): rank 0's task runs
+//              before phase 1 is matched (rank 1 waits for its message before fencing,
+//              which a phase-bound task would deadlock on); a phase-bound access spawned
+//              after an unphased one of the same rank waits for it, and another rank's read
+//              of the next phase sees both; tasks in a task declare them on a remote element
+//              and are ordered among themselves
 //   buffer     a copyin buffer too small for the tile: usage_error on every rank (rank 0
 //              prints "caught: <message>" once every rank caught it)
 // Each prints "global_kinds <scenario>: ok" on rank 0 when every rank checked its part; a
@@ -146,6 +152,47 @@ void in_in() {
       hytask::in(x));
   hytask::wait_all();
   check(seen == 5, "in_in: the reader saw " + std::to_string(seen));
+}
+
+void any_phase() {
+  hytask::global_array<long> a(static_cast<std::size_t>(g_size) * 4);
+  for (long& v : a.local()) v = 7;
+  hytask::wait_all();
+  hytask::fence();  // phase 1: its phase-bound tasks wait until every rank has fenced it
+  // 1. Not gated by the phase: rank 1's main waits for the message before its fence.
+  if (g_rank == 0)
+    hytask::spawn([&a] { long v = a.lbegin()[0]; hytask::mpi::send(&v, 1, MPI_LONG, 1, 72); },
+                  hytask::in(a[elem_of(0)], hytask::any_phase));
+  if (g_rank == 1) {
+    long token = 0;
+    auto r = hytask::mpi::irecv(&token, 1, MPI_LONG, 0, 72);
+    wait_or_fail(r, "any_phase: the message of rank 0's unphased task (sent before rank 1's fence)");
+    check(token == 7, "any_phase: rank 0's unphased reader sent " + std::to_string(token));
+  }
+  // 2. Spawn order with this rank's phase-bound accesses, and through them other ranks'.
+  const std::size_t y = elem_of(0, 1);
+  if (g_rank == 0) {
+    hytask::spawn([&a] { sleep_ms(50); a.lbegin()[1] = 5; }, hytask::inout(a[y], hytask::any_phase));
+    hytask::spawn([&a] { a.lbegin()[1] += 1; }, hytask::inout(a[y]));
+  }
+  hytask::fence();
+  long seen = -1;
+  if (g_rank == 1) hytask::spawn([&a, &seen, y] { seen = a[y].get(); }, hytask::in(a[y]));
+  // 3. In a task: its children order their accesses to another rank's element (which only
+  // this rank touches in this phase).
+  const std::size_t z = elem_of((g_rank + 1) % g_size, 2);
+  long nested = -1;
+  hytask::spawn([&a, &nested, z] {
+    hytask::spawn([&a, z] { sleep_ms(30); a[z].put(100 + g_rank); }, hytask::out(a[z], hytask::any_phase));
+    hytask::spawn([&a, &nested, z] { nested = a[z].get(); }, hytask::in(a[z], hytask::any_phase));
+    hytask::wait_all();
+  });
+  hytask::wait_all();
+  if (g_rank == 1) check(seen == 6, "any_phase: rank 1 read " + std::to_string(seen) + " of rank 0's element, not 6");
+  check(nested == 100 + g_rank, "any_phase: the nested reader saw " + std::to_string(nested) +
+                                    ", not its sibling's " + std::to_string(100 + g_rank));
+  check(a.local()[2] == 100 + (g_rank + g_size - 1) % g_size,
+        "any_phase: element 2 of this rank holds " + std::to_string(a.local()[2]));
 }
 
 constexpr std::size_t tmb = 4, tnb = 3;
@@ -345,6 +392,7 @@ int main(int argc, char** argv) {
   else if (what == "copyin") copyin();
   else if (what == "copyin_r") copyin_r();
   else if (what == "remote_first") remote_first();
+  else if (what == "any_phase") any_phase();
   else if (what == "buffer") buffer();
   else {
     std::fprintf(stderr, "global_kinds: unknown scenario '%s'\n", what.c_str());

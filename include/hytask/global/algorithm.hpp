@@ -9,6 +9,7 @@
 // std::vector<double> mine(100);
 // hytask::copy(a.begin() + 450, a.begin() + 550, mine.data());  // bulk, from main or a task
 // hytask::copy_async(a.begin(), a.begin() + 100, mine.data());  // a task: in() on the range
+// hytask::spawn([&] { use(mine[0]); }, hytask::copyin(a.begin(), a.begin() + 100, mine.data()));
 // hytask::wait_all();
 // use(sum);
 // ```
@@ -138,6 +139,41 @@ void copy_async(const T* first, const T* last, global_ptr<T> out) {
   hytask::spawn(task_options{.name = "hytask::copy_async"}, [mem, b, e, first] { if (e > b) mem->put_range(b, e, first); },
                 hytask::in(first, static_cast<std::size_t>(n)),
                 detail::global_range_access{mem, b, e, access_mode::out});
+}
+
+// copyin of a range: an input dependency of a task whose data the runtime brings into buf
+// (last - first elements) before the task starts, as copyin (copyin.hpp) does for one element:
+//
+// ```cpp context=global
+// hytask::global_array<double> a(100);
+// std::vector<double> halo(10);
+// hytask::spawn([&] { use(halo[0]); }, hytask::copyin(a.begin() + 10, a.begin() + 20, halo.data()));
+// hytask::wait_all();
+// ```
+//
+// The transfer is a copy_async task spawned just before the reader (the same per-element
+// global dependencies, one bulk MPI_Rget per owner); the reader depends on buf as local
+// memory the transfer writes. Later writers of the range wait for the transfer only, not for
+// the reader. Unlike copyin of one location, two copyins of one range in a phase transfer
+// twice. From main, like every global dependency.
+namespace detail {
+template <class T>
+struct range_copyin_access {
+  global_ptr<T> first, last;
+  T* buf;
+  std::size_t n;
+  void hytask_prepare() const {
+    if (n) copy_async(first, last, buf);
+  }
+  void apply(spawn_context& ctx) const {
+    if (n) ctx.region(buf, n * sizeof(T), access_mode::in);
+  }
+};
+}  // namespace detail
+template <class T>
+detail::range_copyin_access<T> copyin(global_ptr<T> first, global_ptr<T> last, T* buf) {
+  const std::size_t n = detail::global_range_size(first, last);
+  return {first, last, buf, n};
 }
 
 // Collective: every element of [first, last) becomes value.

@@ -88,6 +88,9 @@ class global_memory {
 
   // The dependency of a task on location index.
   void declare(spawn_context& ctx, std::uint64_t index, access_mode mode);
+  // The same bound to no phase (phase.hpp, any_phase): ordered with this rank's accesses to
+  // the location only, as local memory is; any thread, any task may declare it.
+  void declare_unphased(spawn_context& ctx, std::uint64_t index, access_mode mode);
   // copyin(ref, buf) (copyin.hpp): before its task is allocated, the transfer of location
   // index into buf, unless buf already receives it in this phase (or, remote_only, the
   // location is this rank's); then, in the task's spawn, the task's input dependency.
@@ -141,6 +144,14 @@ struct global_access {
   void apply(spawn_context& ctx) const { mem->declare(ctx, index, mode); }
 };
 
+// in/out/inout(ref, hytask::any_phase) (phase.hpp).
+struct unphased_access {
+  global_memory* mem;
+  std::uint64_t index;
+  access_mode mode;
+  void apply(spawn_context& ctx) const { mem->declare_unphased(ctx, index, mode); }
+};
+
 // copyin / copyin_r on a global reference (copyin.hpp).
 struct copyin_access {
   global_memory* mem;
@@ -169,6 +180,7 @@ class location_ref {
   std::size_t location_bytes() const { return mem_->layout().locate(index_).bytes; }
   // What hytask::in / out / inout make of the reference.
   global_access hytask_access(access_mode m) const { return {mem_, index_, m}; }
+  unphased_access hytask_unphased_access(access_mode m) const { return {mem_, index_, m}; }
   // What hytask::copyin / copyin_r make of it, with the buffer (checked by the caller's type).
   copyin_access hytask_copyin(void* buf, bool remote_only) const {
     return {mem_, index_, buf, remote_only};
