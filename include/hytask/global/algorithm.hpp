@@ -37,8 +37,9 @@
 // phases, wherever they ran, and later phases' accesses wait for it. Granularity: the global
 // dependencies are per element (the owners order each element), so the task costs a
 // dependency record per element, about what as many in() declarations cost; meant for
-// ranges of up to some thousands of elements. For longer ranges, end the phase
-// (hytask::fence()) and run copy in a task of the next phase.
+// ranges of up to some thousands of elements, and the records of a phase stay until it is
+// matched (memory grows with the range). For longer ranges call copy from main after a
+// wait_all, when every rank's tasks have completed (a fence alone orders nothing).
 //
 // Ranges: [first, last) of one array, first <= last; anything else is a usage_error, as
 // are pointers into different arrays (global_ptr.hpp).
