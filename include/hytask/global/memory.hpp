@@ -114,9 +114,11 @@ class global_memory {
   MPI_Comm comm_ = MPI_COMM_NULL;
   MPI_Win win_ = MPI_WIN_NULL;
   int rank_ = 0, size_ = 1;
-  std::byte* base_ = nullptr;
+  std::byte* base_ = nullptr;  // this rank's part: window_align-aligned, pads_[rank_] into its allocation
   std::size_t local_bytes_ = 0;
   std::vector<int> world_ranks_;
+  std::vector<long> pads_;  // every rank's
+  long pad_of(int owner) const { return pads_[static_cast<std::size_t>(owner)]; }
   std::source_location where_;
   std::unique_ptr<std::byte[]> detached_;  // this rank's part, after detach()
   const char* synthetic_ = nullptr;  // 2 reserved bytes per location (see DESIGN.md, global)

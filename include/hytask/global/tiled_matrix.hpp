@@ -61,7 +61,7 @@ class tiled_matrix {
                int grid_rows = 0, int grid_cols = 0, MPI_Comm comm = mpi::comm_world(),
                std::source_location where = std::source_location::current())
       : layout_(rows, cols, mb, nb, grid_rows, grid_cols, comm),
-        mem_(comm, layout_.local_tiles() * layout_.tile_bytes(), layout_, "tiled_matrix", where) {}
+        mem_(comm, layout_.local_tiles() * layout_.tile_stride(), layout_, "tiled_matrix", where) {}
 
   std::size_t rows() const noexcept { return layout_.m; }
   std::size_t cols() const noexcept { return layout_.n; }
@@ -100,6 +100,9 @@ class tiled_matrix {
       q = pc;
     }
     std::size_t tile_bytes() const { return mb * nb * sizeof(T); }
+    // Tiles start at multiples of 64 bytes of the (64-byte aligned) local part: kernels see
+    // cache-line and SIMD-aligned tiles whatever mb and nb are.
+    std::size_t tile_stride() const { return (tile_bytes() + 63) / 64 * 64; }
     std::size_t tiles_of(std::size_t total, int period, int pos) const {
       const auto per = static_cast<std::size_t>(period), at = static_cast<std::size_t>(pos);
       return total > at ? (total - at + per - 1) / per : 0;
@@ -112,7 +115,7 @@ class tiled_matrix {
       const int pj = static_cast<int>(j % static_cast<std::size_t>(q));
       const std::size_t local = (i / static_cast<std::size_t>(p)) * tiles_of(nt, q, pj) +
                                 j / static_cast<std::size_t>(q);
-      return {pi * q + pj, local * tile_bytes(), tile_bytes()};
+      return {pi * q + pj, local * tile_stride(), tile_bytes()};
     }
     std::string describe(std::uint64_t index) const override {
       return "tile (" + std::to_string(index / nt) + ", " + std::to_string(index % nt) + ")";
