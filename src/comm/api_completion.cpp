@@ -27,31 +27,44 @@ bool complete(const request& r) {
   return r.get()->state.load(std::memory_order_acquire) == detail::op_complete;
 }
 
-// What the waiting thread and one waiter per pending operation share: the first completion
-// sets `any`. Operations that complete after the wait returned still fire their waiter, so
-// the state lives until the last reference (the waiter's, and one per operation) is gone.
+// What the waiting thread and one watch per pending operation share: the first completion
+// sets `any`. A watch stays in its operation after the wait returned, until the operation
+// completes, a later wait replaces it, or the operation ends (operation::any), so the state
+// lives until the last reference (the waiter's, and one per watch) is gone.
 struct any_state {
-  struct node : hytask::detail::event_waiter {
+  struct node : operation::any_watch {
     any_state* s;
   };
   explicit any_state(std::size_t n) : refs(static_cast<int>(n) + 1), nodes(n) {}
   std::atomic<int> refs;
   std::atomic<bool> fired{false};
   hytask::event any;
-  std::vector<node> nodes;  // never resized once waiters point into it
+  std::vector<node> nodes;  // never resized once operations point into it
 
   static void unref(any_state* s) {
     if (s->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete s;
   }
-  static void fire(hytask::detail::event_waiter* e) {
-    any_state* s = static_cast<node*>(e)->s;
+  static void wake(any_state* s) {
     if (!s->fired.exchange(true, std::memory_order_acq_rel)) s->any.set();
+  }
+  static void fire(operation::any_watch* w) {
+    any_state* s = static_cast<node*>(w)->s;
+    wake(s);
+    unref(s);
+  }
+  // Replaced by another wait. A wait still in progress on the same request (two tasks
+  // waiting on one request at once) is woken: it looks again and watches anew.
+  static void discard(operation::any_watch* w) {
+    any_state* s = static_cast<node*>(w)->s;
+    wake(s);
     unref(s);
   }
 };
 
-// Returns once one of the pending operations has completed. A task suspends (a cancellation
-// of it cancels the receives among them), main runs other tasks, another thread polls.
+// Returns once one of the pending operations has completed, or (rarely) when another wait
+// on one of them took over its watch: callers look and wait again. A task suspends (a
+// cancellation of it cancels the receives among them), main runs other tasks, another
+// thread polls.
 void wait_for_one(const char* what, const std::vector<operation*>& pending) {
   detail::comm_system& c = sys(what);
   const core::thread_place here = core::this_thread_place();
@@ -69,9 +82,17 @@ void wait_for_one(const char* what, const std::vector<operation*>& pending) {
     for (operation* op : pending) detail::watch_cancellation(op, here.current);
   auto* s = new any_state(pending.size());
   for (std::size_t i = 0; i < pending.size(); ++i) {
-    s->nodes[i].s = s;
-    s->nodes[i].fire = &any_state::fire;
-    pending[i]->done.add_waiter(&s->nodes[i]);
+    any_state::node* n = &s->nodes[i];
+    n->s = s;
+    n->fire = &any_state::fire;
+    n->discard = &any_state::discard;
+    operation* op = pending[i];
+    if (operation::any_watch* old = op->any.exchange(n, std::memory_order_acq_rel)) old->discard(old);
+    // Completed before the watch was in place: fire it here, unless the completion took it.
+    if (op->state.load(std::memory_order_acquire) == detail::op_complete) {
+      operation::any_watch* expected = n;
+      if (op->any.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel)) n->fire(n);
+    }
   }
   s->any.wait();
   any_state::unref(s);
@@ -132,19 +153,24 @@ void poll_once(const char* what, std::span<request> rs) {
 bool test(request& r) { return r.test(); }
 
 std::optional<completion> wait_any(std::span<request> requests) {
-  bool valid = false, done = false;
-  std::vector<operation*> pending = pending_of(requests, valid, done);
-  if (!valid) return std::nullopt;
-  if (!done) wait_for_one("wait_any", pending);
-  return first_complete(requests);
+  for (;;) {
+    bool valid = false, done = false;
+    std::vector<operation*> pending = pending_of(requests, valid, done);
+    if (!valid) return std::nullopt;
+    if (!done) wait_for_one("wait_any", pending);
+    if (std::optional<completion> c = first_complete(requests)) return c;
+  }
 }
 
 std::vector<completion> wait_some(std::span<request> requests) {
-  bool valid = false, done = false;
-  std::vector<operation*> pending = pending_of(requests, valid, done);
-  if (!valid) return {};
-  if (!done) wait_for_one("wait_some", pending);
-  return all_complete(requests);
+  for (;;) {
+    bool valid = false, done = false;
+    std::vector<operation*> pending = pending_of(requests, valid, done);
+    if (!valid) return {};
+    if (!done) wait_for_one("wait_some", pending);
+    std::vector<completion> out = all_complete(requests);
+    if (!out.empty()) return out;
+  }
 }
 
 std::optional<completion> test_any(std::span<request> requests) {

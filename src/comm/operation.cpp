@@ -257,6 +257,7 @@ void complete(operation* op, const MPI_Status* status, int error) {
       trace::instant("complete", cat, t, op->task_id, {"peer", op->peer}, {"after_ns", after});
   }
   op->done.set();
+  if (operation::any_watch* w = op->any.exchange(nullptr, std::memory_order_acq_rel)) w->fire(w);
 }
 
 void interrupt_polled(operation* op) {
@@ -289,7 +290,10 @@ void release(operation* op) noexcept {
   const int before = op->refs.fetch_sub(1, std::memory_order_acq_rel);
   HYTASK_ASSERT(before > 0, "an operation's references are released once each: the count "
                             "never goes below zero");
-  if (before == 1) delete op;
+  if (before == 1) {
+    if (operation::any_watch* w = op->any.exchange(nullptr, std::memory_order_acq_rel)) w->discard(w);
+    delete op;
+  }
 }
 
 std::string error_text(int code) {

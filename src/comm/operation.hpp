@@ -69,6 +69,15 @@ struct operation {
   MPI_Request req = MPI_REQUEST_NULL;
   MPI_Status status{};
   hytask::event done;               // set once state is op_complete
+  // The one wait_any / wait_some (api_completion.cpp) watching it, at most: a later wait
+  // replaces the watch of an earlier one, so a loop of waits over n requests holds n
+  // watches, not one per wait and request. Whoever exchanges a watch out owns it: the
+  // completion fires it; a replacing wait, or the operation's end, discards it.
+  struct any_watch {
+    void (*fire)(any_watch*);
+    void (*discard)(any_watch*);
+  };
+  std::atomic<any_watch*> any{nullptr};
 
   // Cancellation (comm/cancel.hpp). The task suspended in it or holding it (bind), alive while
   // the operation is pending; set before it waits.
