@@ -39,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "example_args.hpp"
 #include "hytask/hytask.hpp"
 #include "hytask/mpi.hpp"
 
@@ -55,15 +56,14 @@ void independent_work(double* x, long lo, long hi, int repeat) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  hytask::runtime rt(argc, argv);
   long iters = 100, n = 1 << 14, m = 1 << 16;
   int work = 4;
   std::string form = "bind";
-  for (int i = 1; i < argc; ++i) {
+  for (int i = 1; i < argc; ++i) {  // before the runtime: a bad option ends every rank alike
     std::string a = argv[i];
-    if (a == "--iters" && i + 1 < argc) iters = std::atol(argv[++i]);
-    else if (a == "--n" && i + 1 < argc) n = std::atol(argv[++i]);
-    else if (a == "--work" && i + 1 < argc) work = std::atoi(argv[++i]);
+    if (a == "--iters") iters = example::option_value("commtask", argc, argv, i);
+    else if (a == "--n") n = example::option_value("commtask", argc, argv, i, 1, 1L << 30);
+    else if (a == "--work") work = static_cast<int>(example::option_value("commtask", argc, argv, i, 0, 1 << 20));
     else if (a == "--form" && i + 1 < argc) form = argv[++i];
     else {
       std::fprintf(stderr, "usage: commtask [--iters T] [--n N] [--work W] [--form bind|after]\n");
@@ -74,6 +74,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "commtask: --form must be 'bind' or 'after', not '%s'\n", form.c_str());
     return 2;
   }
+  hytask::runtime rt(argc, argv);
   const int rank = hytask::mpi::rank(), size = hytask::mpi::size();
   const int right = (rank + 1) % size, left = (rank + size - 1) % size;
   constexpr int tag = 7;

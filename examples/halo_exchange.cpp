@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "example_args.hpp"
 #include "hytask/hytask.hpp"
 #include "hytask/mpi.hpp"
 
@@ -54,11 +55,10 @@ void fill(std::vector<double>& a, long first, long n, long cols, bool top, bool 
 }  // namespace
 
 int main(int argc, char** argv) {
-  hytask::runtime rt(argc, argv);
   long rows = 512, cols = 512, iters = 50, block = 32;
-  for (int i = 1; i < argc; ++i) {
+  for (int i = 1; i < argc; ++i) {  // before the runtime: a bad option ends every rank alike
     std::string a = argv[i];
-    auto next = [&] { return i + 1 < argc ? std::atol(argv[++i]) : 0L; };
+    auto next = [&] { return example::option_value("halo_exchange", argc, argv, i); };
     if (a == "--rows") rows = next();
     else if (a == "--cols") cols = next();
     else if (a == "--iters") iters = next();
@@ -68,6 +68,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  hytask::runtime rt(argc, argv);
   const int rank = hytask::mpi::rank(), size = hytask::mpi::size();
   if (rows < size || cols < 3 || iters < 0 || block < 1) {
     if (rank == 0)

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "example_args.hpp"
 #include "hytask/global.hpp"
 #include "hytask/hytask.hpp"
 #include "hytask/mpi.hpp"
@@ -52,13 +53,7 @@ struct options {
 
 options parse(int argc, char** argv) {
   options o;
-  auto number = [&](int& i) -> long {
-    if (i + 1 >= argc) usage(std::string(argv[i]) + " needs a value");
-    char* end = nullptr;
-    const long v = std::strtol(argv[++i], &end, 10);
-    if (*end != '\0' || v < 0) usage(std::string("bad value '") + argv[i] + "' for " + argv[i - 1]);
-    return v;
-  };
+  auto number = [&](int& i) { return example::option_value("heat2d", argc, argv, i, 0, 1L << 40); };
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--n") o.n = static_cast<std::size_t>(number(i));
@@ -231,8 +226,8 @@ std::vector<double> sequential(const options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const options o = parse(argc, argv);  // before the runtime: a bad option ends every rank alike
   hytask::runtime rt(argc, argv);
-  const options o = parse(argc, argv);
   const int rank = hytask::mpi::rank();
   long bad = 0;
   double seconds = 0;

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "example_args.hpp"
 #include "hytask/hytask.hpp"
 #include "hytask/mpi.hpp"
 
@@ -41,20 +42,20 @@ double spin_for_us(double us) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  hytask::runtime rt(argc, argv);
   int rounds = 2000;
   std::size_t bytes = 8;
   long compute = 20000;
-  for (int i = 1; i < argc; ++i) {
+  for (int i = 1; i < argc; ++i) {  // before the runtime: a bad option ends every rank alike
     std::string a = argv[i];
-    if (a == "--rounds" && i + 1 < argc) rounds = std::atoi(argv[++i]);
-    else if (a == "--bytes" && i + 1 < argc) bytes = std::strtoull(argv[++i], nullptr, 10);
-    else if (a == "--compute" && i + 1 < argc) compute = std::atol(argv[++i]);
+    if (a == "--rounds") rounds = static_cast<int>(example::option_value("mpi_pingpong", argc, argv, i, 1, 1 << 30));
+    else if (a == "--bytes") bytes = static_cast<std::size_t>(example::option_value("mpi_pingpong", argc, argv, i, 0, 1L << 30));
+    else if (a == "--compute") compute = example::option_value("mpi_pingpong", argc, argv, i);
     else {
       std::fprintf(stderr, "usage: mpi_pingpong [--rounds N] [--bytes B] [--compute C]\n");
       return 2;
     }
   }
+  hytask::runtime rt(argc, argv);
   const int rank = hytask::mpi::rank();
   if (hytask::mpi::size() != 2) {
     if (rank == 0) std::fprintf(stderr, "mpi_pingpong: run it on 2 ranks (mpiexec -n 2)\n");

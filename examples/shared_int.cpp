@@ -7,13 +7,14 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "example_args.hpp"
 #include "hytask/global.hpp"
 #include "hytask/hytask.hpp"
 #include "hytask/mpi.hpp"
 
 int main(int argc, char** argv) {
+  const int x = argc > 1 ? static_cast<int>(example::integer("shared_int", "x", argv[1], -40000, 40000)) : 12;
   hytask::runtime rt(argc, argv);
-  const int x = argc > 1 ? std::atoi(argv[1]) : 12;
   hytask::global_array<int> shared(1);  // one element, on rank 0
   hytask::global_ref<int> res = shared[0];
 

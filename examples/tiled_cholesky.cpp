@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "example_args.hpp"
 #include "hytask/hytask.hpp"
 
 namespace {
@@ -156,16 +157,10 @@ int main(int argc, char** argv) {
   int n = 2048, b = 128, threads = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    auto value = [&](const char* flag) {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "tiled_cholesky: %s needs a value\n", flag);
-        std::exit(2);
-      }
-      return std::atoi(argv[++i]);
-    };
-    if (a == "--n") n = value("--n");
-    else if (a == "--tile") b = value("--tile");
-    else if (a == "--threads") threads = value("--threads");
+    auto value = [&] { return static_cast<int>(example::option_value("tiled_cholesky", argc, argv, i, 0, 1 << 20)); };
+    if (a == "--n") n = value();
+    else if (a == "--tile") b = value();
+    else if (a == "--threads") threads = value();
     else if (a == "--help") {
       std::printf("usage: tiled_cholesky [--n N] [--tile B] [--threads T]\n"
                   "Factorises an N x N SPD matrix in B x B tiles with hytask tasks and sequentially.\n");
