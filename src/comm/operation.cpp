@@ -256,8 +256,10 @@ void complete(operation* op, const MPI_Status* status, int error) {
     else
       trace::instant("complete", cat, t, op->task_id, {"peer", op->peer}, {"after_ns", after});
   }
+  // The watch is taken first: the event's waiters may release the last reference to op.
+  operation::any_watch* w = op->any.exchange(nullptr, std::memory_order_acq_rel);
   op->done.set();
-  if (operation::any_watch* w = op->any.exchange(nullptr, std::memory_order_acq_rel)) w->fire(w);
+  if (w != nullptr) w->fire(w);
 }
 
 void interrupt_polled(operation* op) {
