@@ -213,7 +213,12 @@ void scheduler::yield() {
     return;
   }
   escape_inline(w);  // what the task had yet to run in line is work for the others
-  if (!work_visible(w)) {
+  // A wait this worker helps in while it runs the task (main's, in help_until) may have
+  // ended: main's own context, resumed, is work no queue shows. Yielding lets the loop go
+  // back to it; returning here kept a yielding loop on main, and main's wait with it, until
+  // the loop ended by itself.
+  const bool helped_wait_done = w->help_pred != nullptr && w->help_pred(w->help_arg, false);
+  if (!helped_wait_done && !work_visible(w)) {
     // Nothing else is ready, so the yielding task is all this worker has: it may be waiting
     // for something that only communication releases (a flag set by a task that waits for a
     // message). Poll as an idle worker would, or have the thread that may poll asked, and
