@@ -44,19 +44,12 @@ struct any_state {
   static void unref(any_state* s) {
     if (s->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete s;
   }
-  static void wake(any_state* s) {
-    if (!s->fired.exchange(true, std::memory_order_acq_rel)) s->any.set();
-  }
+  // The operation completed, or (discard) a later wait replaced the watch: a wait still in
+  // progress on the same request (two tasks waiting on one request at once) is woken too,
+  // and looks again and watches anew.
   static void fire(operation::any_watch* w) {
     any_state* s = static_cast<node*>(w)->s;
-    wake(s);
-    unref(s);
-  }
-  // Replaced by another wait. A wait still in progress on the same request (two tasks
-  // waiting on one request at once) is woken: it looks again and watches anew.
-  static void discard(operation::any_watch* w) {
-    any_state* s = static_cast<node*>(w)->s;
-    wake(s);
+    if (!s->fired.exchange(true, std::memory_order_acq_rel)) s->any.set();
     unref(s);
   }
 };
@@ -85,7 +78,7 @@ void wait_for_one(const char* what, const std::vector<operation*>& pending) {
     any_state::node* n = &s->nodes[i];
     n->s = s;
     n->fire = &any_state::fire;
-    n->discard = &any_state::discard;
+    n->discard = &any_state::fire;
     operation* op = pending[i];
     if (operation::any_watch* old = op->any.exchange(n, std::memory_order_acq_rel)) old->discard(old);
     // Completed before the watch was in place: fire it here, unless the completion took it.
