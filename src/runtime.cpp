@@ -108,7 +108,8 @@ void runtime::impl::start(const config& cfg, int* argc, char*** argv) {
                    comm ? comm->trace_clock() : trace::clock_alignment{});
       tracing = true;
     }
-    const auto core_settings = core::core_settings::from(settings);
+    auto core_settings = core::core_settings::from(settings);
+    if (comm) core_settings.crowded_node = comm->census().oversubscribed();
     if (comm) core::start_scheduler(core_settings, comm->progress_hooks());
     else core::start_scheduler(core_settings);
     if (comm) comm->start();
@@ -121,6 +122,12 @@ void runtime::impl::start(const config& cfg, int* argc, char*** argv) {
   // Before the program's first task: nothing reads it until a task runs.
   g_settings.store(&settings, std::memory_order_release);
   describe_start(settings, comm != nullptr, size);
+  if (comm && comm->census().oversubscribed())
+    core::messagef_once_per_job(
+        core::verbosity::info,
+        "this node's %d rank(s) run %u worker(s) on %u CPU(s): idle workers sleep between polls "
+        "(HYTASK_THREADS sets the workers per rank)",
+        comm->census().ranks, comm->census().threads, comm->census().cpus);
   if (settings.display_affinity) hytask::detail::print_affinity_report(settings, comm != nullptr, rank, size);
 }
 

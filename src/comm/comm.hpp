@@ -22,6 +22,7 @@
 #include "comm/comm_settings.hpp"
 #include "comm/progress_engine.hpp"
 #include "comm/job_cancel.hpp"
+#include "comm/node_census.hpp"
 #include "comm/operation.hpp"
 #include "comm/progress_policy.hpp"
 #include "comm/thread_word.hpp"
@@ -66,6 +67,8 @@ class comm_system {
   // (comm/clock_exchange.hpp); at finalisation the ranks' timelines are merged
   // (comm/trace_gather.hpp).
   const trace::clock_alignment& trace_clock() const noexcept { return trace_clock_; }
+  // The ranks, worker threads and CPUs of this rank's node, counted as MPI started.
+  const node_census& census() const noexcept { return census_; }
 
   // Posts op: now, on this thread, when it may call MPI; else on the thread that may.
   // internal: the runtime's own operation (the global layer's messages), not the running
@@ -128,6 +131,7 @@ class comm_system {
   int rank_ = 0, size_ = 1;
   MPI_Comm world_ = MPI_COMM_NULL;
   trace::clock_alignment trace_clock_{};
+  node_census census_{};
 
   engine engine_;
   job_cancel jobs_{*this};

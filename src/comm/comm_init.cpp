@@ -18,6 +18,7 @@
 #include "comm/comm.hpp"
 #include "comm/error_handler.hpp"
 #include "comm/message_rank.hpp"
+#include "comm/node_census.hpp"
 #include "comm/progress_registry.hpp"
 #include "comm/trace_gather.hpp"
 #include "core/face.hpp"
@@ -118,6 +119,7 @@ void comm_system::initialise(int* argc, char*** argv) {
     if (!settings_.trace.empty() && size_ > 1) trace_clock_ = align_clocks(world_);
     policy_->mpi_ready(world_);
     jobs_.initialise(world_);
+    census_ = take_node_census(world_, settings_.threads);
   } catch (const std::exception& e) {
     fail(e.what());
   }

@@ -23,6 +23,7 @@ struct comm_settings {
   unsigned watchdog_s = 0;                                   // HYTASK_WATCHDOG_S
   unsigned spin_us = 0;                                      // HYTASK_SPIN_US
   hytask::order_check order_check = hytask::order_check::warn;  // HYTASK_ORDER_CHECK
+  unsigned threads = 1;                                      // HYTASK_THREADS (the node's census)
   std::string trace;                                         // HYTASK_TRACE: align the clocks,
                                                              // merge the ranks' timelines
 
@@ -40,6 +41,7 @@ struct comm_settings {
                          .watchdog_s = s.watchdog_s,
                          .spin_us = s.spin_us,
                          .order_check = s.order_check,
+                         .threads = s.threads,
                          .trace = s.trace};
   }
 };

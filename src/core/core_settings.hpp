@@ -18,6 +18,9 @@ struct core_settings {
   bool comm_priority = true;                 // HYTASK_COMM_PRIORITY: the communication class
   std::size_t rename_max_bytes = 0;          // HYTASK_RENAME_MAX_BYTES: memory of versions
   hytask::graph_placement graph_placement = hytask::graph_placement::automatic;  // HYTASK_GRAPH_PLACEMENT
+  // Not a knob: the node runs more worker threads than it has CPUs (counted by the MPI layer
+  // at start), so an idle worker with operations pending sleeps between polls at once.
+  bool crowded_node = false;
 
   static core_settings from(const hytask::settings& s) {
     return core_settings{.threads = s.threads,

@@ -22,6 +22,7 @@ topology detect() {
     for (unsigned i = 0; i < t.cores; ++i) {
       t.core_pu.push_back(static_cast<int>(i));
       t.core_package.push_back(0);
+      t.allowed_pus.push_back(static_cast<int>(i));
     }
     t.description = std::to_string(t.cores) + " cores (hwloc unavailable)";
     return t;
@@ -58,6 +59,10 @@ topology detect() {
       t.core_package.push_back(0);
     }
   }
+  for (int pu = hwloc_bitmap_first(allowed); pu >= 0 && pu < (1 << 16);
+       pu = hwloc_bitmap_next(allowed, pu))
+    t.allowed_pus.push_back(pu);
+  if (t.allowed_pus.empty()) t.allowed_pus.push_back(0);
   t.cores = static_cast<unsigned>(t.core_pu.size());
   t.pus = static_cast<unsigned>(std::max(1, hwloc_bitmap_weight(allowed)));
   t.packages = static_cast<unsigned>(std::max<std::size_t>(1, packages_seen.size()));

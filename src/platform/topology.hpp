@@ -15,6 +15,7 @@ struct topology {
   // and the logical index of its package.
   std::vector<int> core_pu;
   std::vector<int> core_package;
+  std::vector<int> allowed_pus;  // OS indices of the PUs the process may run on, ascending
   std::string description;  // one line for hytask-info
 
   static const topology& get();  // detected once per process

@@ -4,12 +4,18 @@
 // (ranks that polled without sleeping would share the cores: 2/16 = 12 % each on 2 cores),
 // and the message must arrive. Prints "idle_ranks: ok (...)" on rank 0 when every rank
 // passed; a rank over the bound prints its share.
-//   idle_ranks [delay ms]
+//
+// `lone`: only the last rank waits in the runtime; the others between it and rank 0 sleep
+// in a plain sleep. Its core is then never crowded while it waits, yet the node runs more
+// threads than it has CPUs: run with more ranks than cores, it must sleep all the same
+// (a rank that only judged its core by its own waits for it polled at a full core here).
+//   idle_ranks [delay ms] [lone]
 #include <mpi.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -59,33 +65,43 @@ std::string threads_cpu() {
 
 int main(int argc, char** argv) {
   const int delay_ms = argc > 1 ? std::atoi(argv[1]) : 1000;
+  const bool lone = argc > 2 && std::string(argv[2]) == "lone";
   hytask::runtime rt(argc, argv);
   const int rank = hytask::mpi::rank(), size = hytask::mpi::size();
   hytask::mpi::barrier();  // every rank started: the wait below is the same for all
   const auto t0 = std::chrono::steady_clock::now();
   const double c0 = cpu_seconds();
+  const std::uint64_t polls0 = hytask::mpi::progress_stats().polls;
   int got = -1;
   if (rank == 0) {
-    hytask::spawn([size, delay_ms] {
+    hytask::spawn([size, delay_ms, lone] {
       std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));  // not computing
       const int word = 42;
-      for (int r = 1; r < size; ++r) hytask::mpi::send(&word, 1, MPI_INT, r, 5);
+      for (int r = lone ? size - 1 : 1; r < size; ++r) hytask::mpi::send(&word, 1, MPI_INT, r, 5);
     });
     got = 42;
+  } else if (lone && rank != size - 1) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));  // outside the runtime
+    got = 42;
   } else {
+    // Alone, it starts waiting once every other rank sleeps: its first looks at its core
+    // then find it free.
+    if (lone) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms / 10));
     hytask::spawn([&got] { hytask::mpi::recv(&got, 1, MPI_INT, 0, 5); });
   }
   hytask::wait_all();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double share = (cpu_seconds() - c0) / wall;
+  const std::uint64_t polls = hytask::mpi::progress_stats().polls - polls0;
   int bad = 0;
   if (got != 42) {
     std::fprintf(stderr, "idle_ranks: rank %d: FAILED: received %d, not 42\n", rank, got);
     bad = 1;
   } else if (share > 0.05) {
     std::fprintf(stderr, "idle_ranks: rank %d: FAILED: used %.1f %% of a core while it waited %.2f s "
-                 "(at most 5 %%: an idle rank must sleep); its threads since they started: %s\n",
-                 rank, 100 * share, wall, threads_cpu().c_str());
+                 "(at most 5 %%: an idle rank must sleep), polling MPI %llu times; its threads since they "
+                 "started: %s\n",
+                 rank, 100 * share, wall, static_cast<unsigned long long>(polls), threads_cpu().c_str());
     bad = 1;
   }
   double shares[2] = {share, share};

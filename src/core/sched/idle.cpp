@@ -64,8 +64,11 @@ void scheduler::idle(worker* w) {
   // speed while another waited for its message). When the worker stood in its core's run
   // queue a quarter of the time or more, it sleeps between polls instead, 20 us at first,
   // doubling to 1 ms while nothing completes; for 100 ms after such a finding, its later
-  // waits sleep once their HYTASK_SPIN_US has passed. With nothing pending it spins
-  // briefly, then sleeps until woken.
+  // waits sleep once their HYTASK_SPIN_US has passed. On a node known to run more worker
+  // threads than it has CPUs (settings_.crowded_node) every wait does: there, once the
+  // other ranks sleep, a rank that yields finds its core free and would never judge it
+  // crowded, polling at a full core while idle. With nothing pending it spins briefly,
+  // then sleeps until woken.
   const std::int64_t spin_ns = static_cast<std::int64_t>(settings_.spin_us) * 1000;
   bool delegated = false;  // another thread polls while this worker idles: it may sleep
   std::int64_t poll_sleep = 0;  // crowded: sleep this long, then poll again
@@ -86,7 +89,8 @@ void scheduler::idle(worker* w) {
           for (int i = 0; i < 16; ++i) cpu_relax();
           return;  // poll again, unless work showed up
         }
-        if (!w->crowded && !(w->crowded = now < w->crowded_until_ns || found_crowded(w, now))) {
+        if (!w->crowded && !(w->crowded = settings_.crowded_node || now < w->crowded_until_ns ||
+                                          found_crowded(w, now))) {
           std::this_thread::yield();
           return;
         }

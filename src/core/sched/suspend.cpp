@@ -54,6 +54,11 @@ void scheduler::release_hold(task* t, std::exception_ptr error) {
 
 void scheduler::help_until(worker* w, help_pred_fn pred, void* arg) {
   if (pred(arg, false)) return;
+  // A new wait: if it idles, it polls back to back for HYTASK_SPIN_US first, as a wait that
+  // follows a task does (idle.cpp), and not in the sleeps of the previous wait's stretch,
+  // which other threads' polls may have ended without this one seeing a completion (main
+  // in a ping-pong slept up to 1 ms per round trip on a crowded node).
+  w->poll_idle_since = -1;
   help_pred_fn saved_pred = w->help_pred;
   void* saved_arg = w->help_arg;
   w->help_pred = pred;
