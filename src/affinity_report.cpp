@@ -30,7 +30,8 @@ std::vector<core::thread_cpus> started_threads(unsigned workers) {
 
 }  // namespace
 
-std::string affinity_report(const settings& s, bool with_mpi, int rank, int size) {
+std::string affinity_report(const settings& s, bool with_mpi, int rank, int size,
+                            const std::string& node) {
   char host[256] = "?";
   gethostname(host, sizeof host - 1);
   // Ranks padded to the width of the largest, so that `sort` orders the job's lines by rank.
@@ -47,6 +48,7 @@ std::string affinity_report(const settings& s, bool with_mpi, int rank, int size
     out += ", HYTASK_MPI_MODE=" + knob_text(s, "HYTASK_MPI_MODE") +
            ", HYTASK_PROGRESS=" + knob_text(s, "HYTASK_PROGRESS");
   out += "\n";
+  if (!node.empty()) out += prefix + "node: " + node + "\n";
   if (with_mpi && s.progress == progress_policy::node) {
     const mpi::progress_counters c = mpi::progress_stats();
     out += prefix + "node: local rank " + std::to_string(c.local_rank) + " of " +
@@ -60,8 +62,9 @@ std::string affinity_report(const settings& s, bool with_mpi, int rank, int size
   return out;
 }
 
-void print_affinity_report(const settings& s, bool with_mpi, int rank, int size) {
-  const std::string text = affinity_report(s, with_mpi, rank, size);
+void print_affinity_report(const settings& s, bool with_mpi, int rank, int size,
+                           const std::string& node) {
+  const std::string text = affinity_report(s, with_mpi, rank, size, node);
   std::fwrite(text.data(), 1, text.size(), stderr);
   std::fflush(stderr);
 }

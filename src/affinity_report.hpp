@@ -13,11 +13,14 @@ namespace hytask::detail {
 std::string knob_text(const settings& s, const std::string& variable);
 
 // The report of this process: a line with the host, pid, access mode, progress policy, pinning
-// and workers; with HYTASK_PROGRESS=node, one on the node agent's host; then one line per
-// thread with its CPUs. `with_mpi`: the comm layer is up (rank, size and the node are asked).
-std::string affinity_report(const settings& s, bool with_mpi, int rank, int size);
+// and workers; `node`, if not empty, a line on the rank's node (its ranks, workers and CPUs);
+// with HYTASK_PROGRESS=node, one on the node agent's host; then one line per thread with its
+// CPUs. `with_mpi`: the comm layer is up (rank, size and the node are asked).
+std::string affinity_report(const settings& s, bool with_mpi, int rank, int size,
+                            const std::string& node = {});
 
 // Writes the report to stderr in one piece, so that ranks' reports do not interleave.
-void print_affinity_report(const settings& s, bool with_mpi, int rank, int size);
+void print_affinity_report(const settings& s, bool with_mpi, int rank, int size,
+                           const std::string& node = {});
 
 }  // namespace hytask::detail

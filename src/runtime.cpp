@@ -122,13 +122,19 @@ void runtime::impl::start(const config& cfg, int* argc, char*** argv) {
   // Before the program's first task: nothing reads it until a task runs.
   g_settings.store(&settings, std::memory_order_release);
   describe_start(settings, comm != nullptr, size);
-  if (comm && comm->census().oversubscribed())
-    core::messagef_once_per_job(
-        core::verbosity::info,
-        "this node's %d rank(s) run %u worker(s) on %u CPU(s): idle workers sleep between polls "
-        "(HYTASK_THREADS sets the workers per rank)",
-        comm->census().ranks, comm->census().threads, comm->census().cpus);
-  if (settings.display_affinity) hytask::detail::print_affinity_report(settings, comm != nullptr, rank, size);
+  std::string node;  // the node's census, for the messages below
+  if (comm) {
+    const mpi::detail::node_census& c = comm->census();
+    node = std::to_string(c.ranks) + " rank(s), " + std::to_string(c.threads) + " worker(s) on " +
+           std::to_string(c.cpus) + " CPU(s)" +
+           (c.oversubscribed() ? ": oversubscribed, idle workers sleep between polls" : "");
+    if (c.oversubscribed())
+      core::messagef_once_per_job(core::verbosity::info,
+                                  "this node runs %s (HYTASK_THREADS sets the workers per rank)",
+                                  node.c_str());
+  }
+  if (settings.display_affinity)
+    hytask::detail::print_affinity_report(settings, comm != nullptr, rank, size, node);
 }
 
 runtime::runtime(int& argc, char**& argv) : impl_(std::make_unique<impl>()) {
